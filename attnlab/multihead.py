@@ -1,0 +1,157 @@
+"""Multi-head attention with the seeds' conventions (Q = X @ W_Q) and every per-head stage kept.
+
+nn.Linear and nn.MultiheadAttention store W^T; only `to_torch` and `from_torch` know that.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Literal
+
+import torch
+from torch import nn
+
+from attnlab.attention import AttentionSteps, attention_steps
+
+Init = Literal["random", "identity", "zeros"]
+NAMES = ("w_q", "w_k", "w_v", "w_o")
+
+
+@dataclass(frozen=True)
+class MultiHeadWeights:
+    """The four (d_model, d_model) projections; head h reads columns h*d_k:(h+1)*d_k."""
+
+    w_q: torch.Tensor
+    w_k: torch.Tensor
+    w_v: torch.Tensor
+    w_o: torch.Tensor
+
+    def __post_init__(self) -> None:
+        shapes = {name: tuple(getattr(self, name).shape) for name in NAMES}
+        d = self.w_q.size(0)
+        if any(shape != (d, d) for shape in shapes.values()):
+            raise ValueError(f"every projection must be square and the same size, got {shapes}")
+
+    @property
+    def d_model(self) -> int:
+        """Width of the model: rows (and columns) of every projection."""
+        return self.w_q.size(0)
+
+    @classmethod
+    def random(
+        cls, d_model: int, seed: int = 0, init: Init = "random", dtype=torch.float64
+    ) -> MultiHeadWeights:
+        """Seeded weights: scaled normal N(0, 1/d_model), identity (Q = K = V = X) or zeros."""
+        if init == "identity":
+            eye = torch.eye(d_model, dtype=dtype)
+            return cls(eye, eye.clone(), eye.clone(), eye.clone())
+        if init == "zeros":
+            zero = torch.zeros(d_model, d_model, dtype=dtype)
+            return cls(zero, zero.clone(), zero.clone(), zero.clone())
+        gen = torch.Generator().manual_seed(int(seed))
+        stack = torch.randn(4, d_model, d_model, generator=gen, dtype=torch.float64) / math.sqrt(d_model)
+        return cls(*(m.to(dtype) for m in stack))
+
+    def as_dict(self) -> dict[str, torch.Tensor]:
+        """Name -> matrix, in the order W_Q, W_K, W_V, W_O."""
+        return {name: getattr(self, name) for name in NAMES}
+
+    def replace(self, **matrices: torch.Tensor) -> MultiHeadWeights:
+        """A copy with some projections swapped (the weights are immutable)."""
+        return MultiHeadWeights(**{**self.as_dict(), **matrices})
+
+    def to(self, dtype: torch.dtype) -> MultiHeadWeights:
+        """The same weights in another dtype."""
+        return MultiHeadWeights(*(m.to(dtype) for m in self.as_dict().values()))
+
+    def fused_qkv(self) -> torch.Tensor:
+        """W_Q, W_K, W_V side by side: (d_model, 3*d_model), one matmul for all three projections."""
+        return torch.cat([self.w_q, self.w_k, self.w_v], dim=1)
+
+    def to_torch(self, n_heads: int) -> nn.MultiheadAttention:
+        """An nn.MultiheadAttention (batch_first, no bias) that computes exactly these projections."""
+        d = self.d_model
+        check_heads(d, n_heads)
+        mha = nn.MultiheadAttention(d, n_heads, bias=False, batch_first=True, dtype=self.w_q.dtype)
+        with torch.no_grad():
+            mha.in_proj_weight.copy_(self.fused_qkv().T)  # (3*d_model, d_model): stacked W^T
+            mha.out_proj.weight.copy_(self.w_o.T)
+        return mha.eval()
+
+    @classmethod
+    def from_torch(cls, mha: nn.MultiheadAttention) -> MultiHeadWeights:
+        """Read the projections back out of an nn.MultiheadAttention with packed in-projection."""
+        if mha.in_proj_weight is None:
+            raise ValueError("only nn.MultiheadAttention with kdim == vdim == embed_dim is supported")
+        w_q_t, w_k_t, w_v_t = mha.in_proj_weight.detach().chunk(3, dim=0)
+        return cls(w_q_t.T.clone(), w_k_t.T.clone(), w_v_t.T.clone(), mha.out_proj.weight.detach().T.clone())
+
+
+@dataclass(frozen=True)
+class MultiHeadSteps:
+    """Inputs, full projections, per-head attention stages, concatenation and output."""
+
+    x_q: torch.Tensor  # (..., T_q, d_model)
+    x_kv: torch.Tensor  # (..., T_k, d_model)
+    q: torch.Tensor  # (..., T_q, d_model) = x_q @ W_Q
+    k: torch.Tensor  # (..., T_k, d_model)
+    v: torch.Tensor  # (..., T_k, d_model)
+    heads: AttentionSteps  # every tensor (..., H, T, d_k) or (..., H, T_q, T_k)
+    concat: torch.Tensor  # (..., T_q, d_model): heads side by side
+    output: torch.Tensor  # (..., T_q, d_model) = concat @ W_O
+    n_heads: int
+
+    @property
+    def d_k(self) -> int:
+        """Width of one head."""
+        return self.q.size(-1) // self.n_heads
+
+
+def check_heads(d_model: int, n_heads: int) -> None:
+    """Refuse a head count that does not split d_model evenly."""
+    if n_heads < 1 or d_model % n_heads:
+        raise ValueError(f"heads ({n_heads}) must be a positive divisor of d_model ({d_model})")
+
+
+def split_heads(x: torch.Tensor, n_heads: int) -> torch.Tensor:
+    """(..., T, d_model) -> (..., H, T, d_k)."""
+    *lead, t, d = x.shape
+    return x.reshape(*lead, t, n_heads, d // n_heads).transpose(-3, -2)
+
+
+def merge_heads(x: torch.Tensor) -> torch.Tensor:
+    """(..., H, T, d_k) -> (..., T, H*d_k): the concatenation of the heads."""
+    *lead, h, t, d_k = x.shape
+    return x.transpose(-3, -2).reshape(*lead, t, h * d_k)
+
+
+def multi_head_steps(
+    x_q: torch.Tensor,
+    x_kv: torch.Tensor,
+    weights: MultiHeadWeights,
+    n_heads: int,
+    *,
+    is_causal: bool = False,
+    attn_mask: torch.Tensor | None = None,
+    dropout_p: float = 0.0,
+) -> MultiHeadSteps:
+    """Project, split into heads, attend per head, concatenate and apply W_O, keeping each stage.
+
+    attn_mask follows SDPA (bool True = may attend, float = added) with shape broadcastable to
+    (..., H, T_q, T_k); pass x_kv = x_q for self-attention.
+    """
+    check_heads(weights.d_model, n_heads)
+    q = x_q @ weights.w_q  # (..., T_q, D)
+    k = x_kv @ weights.w_k  # (..., T_k, D)
+    v = x_kv @ weights.w_v  # (..., T_k, D)
+    heads = attention_steps(
+        split_heads(q, n_heads),
+        split_heads(k, n_heads),
+        split_heads(v, n_heads),
+        attn_mask=attn_mask,
+        dropout_p=dropout_p,
+        is_causal=is_causal,
+    )
+    concat = merge_heads(heads.output)  # (..., T_q, D)
+    return MultiHeadSteps(x_q, x_kv, q, k, v, heads, concat, concat @ weights.w_o, n_heads)
