@@ -64,14 +64,15 @@ def mask_to_bias(
 
 def stable_softmax(masked: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """Softmax over the last dim that subtracts the row max; a row of only -inf gives zeros, not NaN."""
-    row_max = masked.amax(dim=-1, keepdim=True)
+    if masked.size(-1) == 0:  # no keys at all (T_k = 0): SDPA returns zeros, so do we
+        row_max = masked.new_zeros(*masked.shape[:-1], 1)
+    else:
+        row_max = masked.amax(dim=-1, keepdim=True)
     row_max = torch.where(torch.isfinite(row_max), row_max, torch.zeros_like(row_max))
     shifted = masked - row_max
     exp = torch.exp(shifted)
     total = exp.sum(dim=-1, keepdim=True)
-    weights = torch.where(
-        total > 0, exp / total.clamp_min(torch.finfo(exp.dtype).tiny), torch.zeros_like(exp)
-    )
+    weights = torch.where(total > 0, exp / total.clamp_min(torch.finfo(exp.dtype).tiny), torch.zeros_like(exp))
     return shifted, weights
 
 

@@ -39,9 +39,7 @@ class MultiHeadWeights:
         return self.w_q.size(0)
 
     @classmethod
-    def random(
-        cls, d_model: int, seed: int = 0, init: Init = "random", dtype=torch.float64
-    ) -> MultiHeadWeights:
+    def random(cls, d_model: int, seed: int = 0, init: Init = "random", dtype=torch.float64) -> MultiHeadWeights:
         """Seeded weights: scaled normal N(0, 1/d_model), identity (Q = K = V = X) or zeros."""
         if init == "identity":
             eye = torch.eye(d_model, dtype=dtype)

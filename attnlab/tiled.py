@@ -74,9 +74,7 @@ def _acc_dtype(dtype: torch.dtype) -> torch.dtype:
     return torch.float32 if dtype in (torch.float16, torch.bfloat16) else dtype
 
 
-def _mask_tile(
-    attn_mask: torch.Tensor | None, rows: tuple[int, int], cols: tuple[int, int]
-) -> torch.Tensor | None:
+def _mask_tile(attn_mask: torch.Tensor | None, rows: tuple[int, int], cols: tuple[int, int]) -> torch.Tensor | None:
     """The part of a broadcastable (..., T_q, T_k) mask that covers one tile (size-1 dims kept)."""
     if attn_mask is None:
         return None

@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import hashlib
 import re
+import unicodedata
 
 import numpy as np
 import torch
 
 MAX_TOKENS = 64
 
-_CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\u3000-\u303f\uff00-\uffef"
+_CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\u3001-\u303f\uff00-\uffef"
 _TOKEN = re.compile(
     rf"<[A-Za-z_][A-Za-z0-9_]{{0,15}}>"  # special tokens such as <BOS>, <EOS>, <pad>
     rf"|[{_CJK}]"  # one CJK character (or CJK punctuation) is one token
@@ -23,9 +24,49 @@ _TOKEN = re.compile(
 )
 
 
+_ZWJ = "\u200d"
+_CJK_CHAR = re.compile(f"[{_CJK}]")
+
+
+def _extends(ch: str) -> bool:
+    """A code point drawn as part of the character before it: a combining mark (Arabic harakat,
+    Devanagari vowel signs, a decomposed accent, the emoji variation selector), ZWJ, skin tone."""
+    return unicodedata.category(ch) in ("Mn", "Mc", "Me") or ch == _ZWJ or "\U0001f3fb" <= ch <= "\U0001f3ff"
+
+
+def _wordy(ch: str) -> bool:
+    """Part of a word that continues across a combining mark (not CJK: one CJK character, one token)."""
+    return ch.isalnum() and not _CJK_CHAR.match(ch)
+
+
+def _regional(tok: str) -> bool:
+    return len(tok) == 1 and "\U0001f1e6" <= tok <= "\U0001f1ff"
+
+
 def tokenize(text: str) -> list[str]:
-    """Split into words, punctuation and single CJK characters; `<BOS>`-style tags stay whole."""
-    return _TOKEN.findall(text)
+    """Split into words, punctuation and single CJK characters; `<BOS>`-style tags stay whole.
+
+    A combining mark, skin tone or ZWJ never becomes a token of its own: it stays on the character
+    it is drawn with (so "مَرْحَبًا", "नमस्ते", "❤️", "👍🏽", "👨‍👩‍👧" and the flag "🇨🇳" are one token each).
+    """
+    tokens: list[str] = []
+    end = -1
+    for match in _TOKEN.finditer(text):
+        tok = match.group()
+        if tokens and match.start() == end:
+            prev = tokens[-1]
+            if (
+                _extends(tok[0])
+                or prev[-1] == _ZWJ
+                or (_regional(prev) and _regional(tok))
+                or (_extends(prev[-1]) and _wordy(prev[0]) and _wordy(tok[0]))
+            ):
+                tokens[-1] = prev + tok
+                end = match.end()
+                continue
+        tokens.append(tok)
+        end = match.end()
+    return tokens
 
 
 def token_seed(token: str, seed: int) -> int:

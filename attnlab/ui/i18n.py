@@ -1,0 +1,42 @@
+"""Translated UI strings: `t("playground.title")` in the language the user picked."""
+
+from __future__ import annotations
+
+import functools
+import tomllib
+from pathlib import Path
+
+import streamlit as st
+
+LANGS = ("en", "zh")
+LANG_NAMES = {"en": "English", "zh": "中文"}
+LOCALES = Path(__file__).resolve().parent.parent / "locales"
+
+
+@functools.cache
+def catalog(lang: str) -> dict[str, str]:
+    """Every string of one language, keyed "<file stem>.<key>" (nested tables join with dots)."""
+    strings: dict[str, str] = {}
+
+    def flatten(prefix: str, table: dict) -> None:
+        for key, value in table.items():
+            if isinstance(value, dict):
+                flatten(f"{prefix}.{key}", value)
+            else:
+                strings[f"{prefix}.{key}"] = str(value)
+
+    for path in sorted((LOCALES / lang).glob("*.toml")):
+        flatten(path.stem, tomllib.loads(path.read_text(encoding="utf-8")))
+    return strings
+
+
+def current_lang() -> str:
+    """The language of this session (the sidebar and the `lang` query parameter set it)."""
+    lang = st.session_state.get("lang", "en")
+    return lang if lang in LANGS else "en"
+
+
+def t(key: str, **fmt: object) -> str:
+    """The string for `key` in the current language, with `{name}` fields filled from `fmt`."""
+    text = catalog(current_lang())[key]
+    return text.format(**fmt) if fmt else text

@@ -1,0 +1,45 @@
+"""What every page shares: the language switch (synced with `?lang=`) and the about box."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from attnlab.params import Invalid, choice
+from attnlab.ui.i18n import LANG_NAMES, LANGS, t
+from attnlab.ui.state import url_problem
+
+
+def load_language() -> None:
+    """Once per session: take the language from `?lang=` (en or zh), saying so if it is neither."""
+    if "_loaded.lang" in st.session_state:
+        return
+    st.session_state["_loaded.lang"] = True
+    raw = st.query_params.get("lang")
+    lang = "en"
+    if raw is not None:
+        try:
+            lang = choice(LANGS, "en")(raw)
+        except Invalid as bad:
+            st.session_state["_lang_problem"] = (raw, bad)
+    st.session_state.setdefault("lang", lang)
+
+
+def language_switch() -> None:
+    """The sidebar's English / 中文 switch."""
+    st.sidebar.segmented_control(
+        "Language · 语言",
+        LANGS,
+        format_func=LANG_NAMES.get,
+        key="lang",
+        required=True,
+        persist_state="session",
+    )
+    problem = st.session_state.get("_lang_problem")
+    if problem:
+        st.sidebar.warning(url_problem("lang", *problem), icon=":material/warning:")
+
+
+def about() -> None:
+    """A short note on what the app is and how to share what you see."""
+    with st.sidebar.expander(t("common.about_title")):
+        st.markdown(t("common.about_body"))

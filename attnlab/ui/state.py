@@ -1,0 +1,78 @@
+"""Page state that lives in the URL: read and validated once per session, written back every run.
+
+Streamlit's own `bind="query-params"` drops bad values silently (and raises on some), so the
+pages validate the query themselves and say what they used instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import streamlit as st
+
+from attnlab.params import Invalid, Param
+from attnlab.ui.i18n import t
+
+
+def key(scope: str, name: str) -> str:
+    """The session-state (and widget) key of one parameter of one page."""
+    return f"{scope}.{name}"
+
+
+def load(scope: str, params: Sequence[Param]) -> None:
+    """Once per session and page: put each URL value (or the default) into its widget key."""
+    flag = f"_loaded.{scope}"
+    if st.session_state.get(flag):
+        return
+    st.session_state[flag] = True
+    problems = []
+    for param in params:
+        raw = st.query_params.get(param.name)
+        value = param.default
+        if raw is not None:
+            try:
+                value = param.parse(raw)
+            except Invalid as bad:
+                value = bad.used
+                problems.append(url_problem(param.name, raw, bad))
+        st.session_state.setdefault(key(scope, param.name), value)
+    st.session_state[f"_problems.{scope}"] = problems
+
+
+def url_problem(name: str, raw: str, bad: Invalid) -> str:
+    """One sentence, in the user's language, on a URL value that was replaced."""
+    shown = raw if len(raw) <= 40 else raw[:40] + "…"
+    return t(f"common.url_{bad.reason}", name=name, value=shown, used=bad.used, **bad.fmt)
+
+
+def add_problem(scope: str, message: str) -> None:
+    """Record a replaced value found after loading (e.g. heads that do not divide d_model)."""
+    st.session_state.setdefault(f"_problems.{scope}", []).append(message)
+
+
+def show_problems(scope: str) -> None:
+    """Warn about URL values that could not be honoured, until the user dismisses them."""
+    problems = st.session_state.get(f"_problems.{scope}") or []
+    if not problems:
+        return
+    with st.container(border=True):
+        for message in problems:
+            st.warning(message, icon=":material/warning:")
+        if st.button(t("common.dismiss"), key=f"_dismiss.{scope}"):
+            st.session_state[f"_problems.{scope}"] = []
+            st.rerun()
+
+
+def values(scope: str, params: Sequence[Param]) -> dict[str, Any]:
+    """The current value of every parameter of a page."""
+    return {p.name: st.session_state[key(scope, p.name)] for p in params}
+
+
+def save(scope: str, params: Sequence[Param], extra: dict[str, str] | None = None) -> None:
+    """Write the page's state (and the language) into the URL so a copied link reproduces it."""
+    query = {p.name: p.dump(st.session_state[key(scope, p.name)]) for p in params}
+    query["lang"] = st.session_state.get("lang", "en")
+    query.update(extra or {})
+    if dict(st.query_params) != query:
+        st.query_params.from_dict(query)
