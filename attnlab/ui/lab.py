@@ -107,7 +107,7 @@ def controls() -> None:
     cols[3].segmented_control(
         t("lab.init"),
         INITS,
-        format_func=lambda v: t(f"lab.init_{v}"),
+        format_func={v: t(f"lab.init_{v}") for v in INITS}.get,
         key=K["init"],
         required=True,
         help=t("lab.init_help"),
@@ -212,7 +212,9 @@ def weights_editor(result: LabResult) -> None:
             t("lab.editor_view"),
             views,
             key="lab.editor_view",
-            format_func=lambda v: t("lab.editor_all") if v == "all" else t("lab.check_head", h=int(v) + 1),
+            format_func={
+                v: t("lab.editor_all") if v == "all" else t("lab.check_head", h=int(v) + 1) for v in views
+            }.get,
         )
         if reset.button(t("lab.reset"), disabled=not st.session_state[EDITS], width="stretch"):
             st.session_state[EDITS], st.session_state[CELL_PROBLEMS] = {}, []

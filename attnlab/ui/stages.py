@@ -22,7 +22,7 @@ def head_picker(n_heads: int, key: str) -> int:
         key=key,
         required=True,
         persist_state="session",
-        format_func=lambda h: t("stages.all_heads") if h == 0 else t("lab.check_head", h=h),
+        format_func={h: t("stages.all_heads") if h == 0 else t("lab.check_head", h=h) for h in range(n_heads + 1)}.get,
     )
 
 

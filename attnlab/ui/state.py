@@ -35,15 +35,15 @@ def load(scope: str, params: Sequence[Param]) -> None:
                 value = param.parse(raw)
             except Invalid as bad:
                 value = bad.used
-                problems.append(url_problem(param.name, raw, bad))
+                problems.append(url_problem(param.name, raw, bad, param.dump(bad.used)))
         st.session_state.setdefault(key(scope, param.name), value)
     st.session_state[f"_problems.{scope}"] = problems
 
 
-def url_problem(name: str, raw: str, bad: Invalid) -> str:
+def url_problem(name: str, raw: str, bad: Invalid, used: str | None = None) -> str:
     """One sentence, in the user's language, on a URL value that was replaced."""
     shown = raw if len(raw) <= 40 else raw[:40] + "…"
-    return t(f"common.url_{bad.reason}", name=name, value=shown, used=bad.used, **bad.fmt)
+    return t(f"common.url_{bad.reason}", name=name, value=shown, used=bad.used if used is None else used, **bad.fmt)
 
 
 def add_problem(scope: str, message: str) -> None:

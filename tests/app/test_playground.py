@@ -1,0 +1,185 @@
+"""The Playground through AppTest: every widget path, URL state in and out, and the bad inputs."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from attnlab.pipeline import LabConfig, run_lab
+from attnlab.ui.i18n import catalog
+from tests.app.charts import blocked_cells, heatmap_values
+from tests.app.conftest import assert_clean, open_page, texts
+
+X, Q, SCORES, MASKED, WEIGHTS, OUT = 0, 1, 4, 6, 7, 10
+EDITOR = "lab.editor.w_q.all.0"
+
+
+def test_default_page_renders_every_stage_and_passes_the_check(lang):
+    at = open_page(lang=lang)
+    assert_clean(at)
+    assert at.title[0].value == catalog(lang)["lab.title"]
+    assert len(at.get("plotly_chart")) == 11
+    assert catalog(lang)["lab.check_pass"] in texts(at, "success")
+    expected = run_lab(LabConfig())
+    np.testing.assert_allclose(heatmap_values(at, X)[0], expected.x.numpy())
+    np.testing.assert_allclose(heatmap_values(at, OUT)[0], expected.steps.output.numpy())
+
+
+def test_url_state_reproduces_the_senders_matrices():
+    at = open_page(text="<BOS> I like you <EOS>", d_model="16", heads="4", causal="1", seed="7", pe="true")
+    assert_clean(at)
+    assert not texts(at, "warning")
+    expected = run_lab(LabConfig("<BOS> I like you <EOS>", 16, 4, True, 7, "random", True))
+    assert len(heatmap_values(at, SCORES)) == 4  # all four heads side by side
+    for h in range(4):
+        np.testing.assert_allclose(heatmap_values(at, WEIGHTS)[h], expected.steps.heads.weights[h].numpy())
+        assert (blocked_cells(at, MASKED)[h] == np.triu(np.ones((5, 5), bool), 1)).all()
+    np.testing.assert_allclose(heatmap_values(at, OUT)[0], expected.steps.output.numpy())
+    assert at.query_params["causal"] == "true" and at.query_params["heads"] == "4"
+
+
+@pytest.mark.parametrize(
+    ("query", "field", "used"),
+    [
+        ({"heads": "zero"}, "heads", 2),
+        ({"d_model": "-3"}, "d_model", 2),
+        ({"d_model": "100000"}, "d_model", 64),
+        ({"d_model": "8", "heads": "3"}, "heads", 2),
+        ({"seed": "1e999"}, "seed", 0),
+        ({"causal": "maybe"}, "causal", False),
+        ({"init": "ones"}, "init", "random"),
+    ],
+)
+def test_url_values_that_cannot_be_honoured_are_named_and_replaced(query, field, used):
+    at = open_page(lang="zh", **query)
+    assert_clean(at)
+    warnings = texts(at, "warning")
+    assert any(field in w and str(used).lower() in w for w in warnings), warnings
+    assert at.session_state[f"lab.{field}"] == used
+    assert len(at.get("plotly_chart")) == 11
+
+
+def test_unknown_language_in_the_url_falls_back_to_english_and_says_so():
+    at = open_page(lang="fr")
+    assert_clean(at)
+    assert at.title[0].value == catalog("en")["lab.title"]
+    assert any("lang=fr" in w for w in texts(at, "warning"))
+
+
+@pytest.mark.parametrize("text", ["", "   \n\t "])
+def test_empty_text_asks_for_input_and_computes_nothing(lang, text):
+    at = open_page(lang=lang, text=text)
+    assert_clean(at)
+    assert catalog(lang)["lab.empty_text"] in texts(at, "info")
+    assert not at.get("plotly_chart")
+    assert at.text_input(key="lab.text").value == text
+
+
+def test_more_tokens_than_the_cap_are_cut_with_a_message_naming_the_cap(lang):
+    text = " ".join(f"w{i}" for i in range(80))
+    at = open_page(lang=lang, text=text)
+    assert_clean(at)
+    assert any("64" in w and "80" in w for w in texts(at, "warning"))
+    assert heatmap_values(at, X)[0].shape == (64, 8)
+    assert at.text_input(key="lab.text").value == text
+
+
+def test_html_emoji_and_rtl_text_is_shown_as_text():
+    text = "<script>alert(1)</script> <b>bold</b> 😀 مرحبا"
+    at = open_page(text=text)
+    assert_clean(at)
+    fig = at.get("plotly_chart")[X].proto.spec
+    assert "&lt;b&gt;" in fig and "<b>bold" not in fig
+    assert "مرحبا" in fig
+
+
+def test_widgets_change_the_matrices():
+    at = open_page()
+    before = heatmap_values(at, WEIGHTS)
+    at.toggle(key="lab.causal").set_value(True).run()
+    assert_clean(at)
+    assert blocked_cells(at, MASKED)[0].sum() == 15  # 6 tokens: 15 cells above the diagonal
+    at.number_input(key="lab.d_model").set_value(12).run()
+    at.selectbox(key="lab.heads").set_value(3).run()
+    assert len(heatmap_values(at, WEIGHTS)) == 3
+    at.number_input(key="lab.seed").set_value(5).run()
+    at.segmented_control(key="lab.init").set_value("identity").run()
+    at.toggle(key="lab.pe").set_value(True).run()
+    assert_clean(at)
+    expected = run_lab(LabConfig(d_model=12, heads=3, causal=True, seed=5, init="identity", positions=True))
+    np.testing.assert_allclose(heatmap_values(at, X)[0], expected.x.numpy())
+    assert not np.allclose(heatmap_values(at, WEIGHTS)[0], before[0])
+    at.segmented_control(key="lab.head").set_value(2).run()
+    np.testing.assert_allclose(heatmap_values(at, WEIGHTS)[0], expected.steps.heads.weights[1].numpy())
+
+
+def test_changing_d_model_keeps_heads_dividing():
+    at = open_page(heads="4")
+    at.number_input(key="lab.d_model").set_value(6).run()
+    assert_clean(at)
+    assert at.session_state["lab.heads"] == 3
+
+
+def test_language_switch_translates_the_page():
+    at = open_page()
+    at.sidebar.segmented_control[0].set_value("zh").run()
+    assert_clean(at)
+    assert at.title[0].value == catalog("zh")["lab.title"]
+    assert at.query_params["lang"] == "zh"
+
+
+def _edit(at, changes: dict) -> None:
+    at.session_state[EDITOR] = {"edited_rows": changes, "added_rows": [], "deleted_rows": []}
+    at.run()
+
+
+def test_editing_a_cell_updates_every_stage_and_the_url():
+    at = open_page()
+    _edit(at, {0: {"d1": 0.5}})
+    assert_clean(at)
+    cfg = LabConfig(edits=((("w_q", 0, 1), 0.5),))
+    expected = run_lab(cfg)
+    assert expected.weights.w_q[0, 1] == 0.5
+    np.testing.assert_allclose(heatmap_values(at, Q)[0], expected.steps.q.numpy())
+    np.testing.assert_allclose(heatmap_values(at, OUT)[0], expected.steps.output.numpy())
+    assert at.query_params["edits"] == "q0.1=0.5"
+    shared = open_page(edits="q0.1=0.5")
+    np.testing.assert_allclose(heatmap_values(shared, OUT)[0], expected.steps.output.numpy())
+
+
+@pytest.mark.parametrize(
+    ("raw", "reason"),
+    [
+        ("abc", "cell_not_number"),
+        (float("nan"), "cell_empty"),
+        ("inf", "cell_not_finite"),
+        (1e9, "cell_too_large"),
+        (None, "cell_empty"),
+    ],
+)
+def test_bad_cells_are_refused_by_name_and_keep_their_value(lang, raw, reason):
+    at = open_page(lang=lang)
+    before = heatmap_values(at, Q)[0]
+    _edit(at, {2: {"d3": raw}})
+    assert_clean(at)
+    errors = texts(at, "error")
+    assert any("W_Q[2, 3]" in e for e in errors), errors
+    assert catalog(lang)[f"lab.{reason}"].format(cell="W_Q[2, 3]", raw=str(raw), cap="1000") in errors
+    np.testing.assert_allclose(heatmap_values(at, Q)[0], before)
+
+
+def test_reset_returns_to_the_seeded_weights():
+    at = open_page(edits="q0.1=0.5;o2.2=-3")
+    edited = heatmap_values(at, OUT)[0]
+    reset = [b for b in at.button if b.label == catalog("en")["lab.reset"]][0]
+    reset.click().run()
+    assert_clean(at)
+    np.testing.assert_allclose(heatmap_values(at, OUT)[0], run_lab(LabConfig()).steps.output.numpy())
+    assert not np.allclose(edited, heatmap_values(at, OUT)[0])
+    assert "edits" not in at.query_params
+
+
+def test_bad_edits_in_the_url_are_reported():
+    at = open_page(edits="q0.1=0.5;q99.0=1;zz")
+    assert_clean(at)
+    assert any("q99.0=1" in w and "zz" in w for w in texts(at, "warning"))

@@ -1,0 +1,105 @@
+"""A real `streamlit run` on a free localhost port, driven by Playwright in Debian's headless Chromium."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+CHROMIUM = os.environ.get("CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
+HAVE_CHROMIUM = Path(CHROMIUM).exists()
+
+pytestmark = pytest.mark.e2e
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def server() -> str:
+    """Base URL of the app served by `streamlit run app.py` for the whole test session."""
+    if not HAVE_CHROMIUM:
+        pytest.skip(f"no Chromium at {CHROMIUM}; install Debian's chromium to run browser tests")
+    port = _free_port()
+    log = open(ROOT / ".e2e-server.log", "w")  # noqa: SIM115 - closed at teardown
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port", str(port),
+         "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"],
+        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
+    )
+    url = f"http://127.0.0.1:{port}"
+    for _ in range(240):
+        try:
+            if urllib.request.urlopen(f"{url}/_stcore/health", timeout=1).read() == b"ok":
+                break
+        except OSError:
+            time.sleep(0.25)
+    else:
+        proc.terminate()
+        pytest.fail("streamlit never became healthy; see .e2e-server.log")
+    yield url
+    proc.terminate()
+    proc.wait(timeout=20)
+    log.close()
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """One headless Chromium for the session."""
+    if not HAVE_CHROMIUM:
+        pytest.skip(f"no Chromium at {CHROMIUM}")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(
+            executable_path=CHROMIUM,
+            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update"],
+        )
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser):
+    """A fresh tab (its own Streamlit session) per test."""
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    tab = context.new_page()
+    yield tab
+    context.close()
+
+
+def settle(tab, timeout: float = 60_000) -> None:
+    """Wait until the script has finished, no skeleton is left and Plotly has drawn."""
+    tab.wait_for_selector('[data-test-connection-state="CONNECTED"]', timeout=timeout)
+    tab.wait_for_function(
+        """() => {
+            const app = document.querySelector('[data-test-script-state]');
+            return app && app.getAttribute('data-test-script-state') === 'notRunning'
+                && document.querySelectorAll('[data-testid="stSkeleton"]').length === 0
+                && document.querySelector('[data-testid="stMain"]')?.innerText.trim().length > 0;
+        }""",
+        timeout=timeout,
+    )
+    tab.wait_for_timeout(600)
+
+
+def open_app(tab, server: str, path: str = "/") -> None:
+    """Load a URL of the app and wait until it has settled."""
+    tab.goto(server + path)
+    settle(tab)
+
+
+def chart_count(tab) -> int:
+    """How many Plotly charts have drawn their SVG."""
+    return tab.locator('[data-testid="stPlotlyChart"] .main-svg').count()
