@@ -1,0 +1,166 @@
+"""Cost (seeds 000 and 003): the T x T matrix makes time and memory grow like T^2; RNN vs attention."""
+
+from __future__ import annotations
+
+import math
+import statistics
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+MAX_LIVE_T = 2048  # the largest T measured live: one (T, T) float32 matrix is 16 MiB
+MIN_LIVE_T = 16
+LIVE_BUDGET_S = 1.2  # total time the live measurement may spend (the page must stay responsive)
+
+
+def seq_lens(t_min: int, t_max: int) -> list[int]:
+    """Powers of two from t_min to t_max (both included, each clamped to the live range)."""
+    lo = max(MIN_LIVE_T, min(int(t_min), MAX_LIVE_T))
+    hi = max(lo, min(int(t_max), MAX_LIVE_T))
+    out, t = [], lo
+    while t < hi:
+        out.append(t)
+        t *= 2
+    return [*out, hi]
+
+
+def explicit_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, int]:
+    """softmax(q k^T / sqrt(d)) v written out, and the bytes of every tensor it creates on the way."""
+    scores = q @ k.transpose(-2, -1)  # (T, T)
+    scaled = scores / math.sqrt(q.size(-1))  # (T, T)
+    weights = torch.softmax(scaled, dim=-1)  # (T, T)
+    out = weights @ v  # (T, d)
+    made = sum(x.numel() * x.element_size() for x in (scores, scaled, weights, out))
+    return out, made
+
+
+@dataclass(frozen=True)
+class LivePoint:
+    """One T measured on this machine."""
+
+    seq_len: int
+    median_ms: float
+    p20_ms: float
+    p80_ms: float
+    reps: int
+    bytes: int  # bytes of the intermediates the explicit path allocates (three T x T, one T x d)
+
+
+@dataclass(frozen=True)
+class LiveRun:
+    points: list[LivePoint]
+    head_dim: int
+    skipped: list[int] = field(default_factory=list)  # T values left out when the time budget ran out
+    seconds: float = 0.0
+
+
+def _quantile(xs: list[float], q: float) -> float:
+    return float(np.quantile(np.array(xs), q))
+
+
+def measure_live(
+    lens: Sequence[int], head_dim: int = 64, seed: int = 0, budget_s: float = LIVE_BUDGET_S, max_reps: int = 7
+) -> LiveRun:
+    """Time the explicit path (float32, one head) at each T with perf_counter: inputs built outside the
+    timed region, one warm-up, then repetitions until max_reps or this T's share of the budget is spent."""
+    start = time.perf_counter()
+    gen = torch.Generator().manual_seed(int(seed))
+    points, skipped = [], []
+    for i, t in enumerate(lens):
+        left = budget_s - (time.perf_counter() - start)
+        if left <= 0:
+            skipped.extend(lens[i:])
+            break
+        share = left / (len(lens) - i)
+        q, k, v = (torch.randn(t, head_dim, generator=gen) for _ in range(3))
+        t0 = time.perf_counter()
+        _, made = explicit_attention(q, k, v)  # warm-up (and the byte count)
+        once = time.perf_counter() - t0
+        times = []
+        while len(times) < max_reps and (len(times) < 3 or sum(times) / 1e3 + once < share):
+            t0 = time.perf_counter()
+            explicit_attention(q, k, v)
+            times.append((time.perf_counter() - t0) * 1e3)
+        points.append(
+            LivePoint(t, statistics.median(times), _quantile(times, 0.2), _quantile(times, 0.8), len(times), made)
+        )
+    return LiveRun(points, head_dim, skipped, time.perf_counter() - start)
+
+
+def loglog_slope(x: Sequence[float], y: Sequence[float]) -> float | None:
+    """The slope b of the least-squares line log y = a + b log x (None with fewer than two usable points)."""
+    pairs = [(float(a), float(b)) for a, b in zip(x, y, strict=True) if a and b and a > 0 and b > 0]
+    if len({a for a, _ in pairs}) < 2:
+        return None
+    lx, ly = np.log([a for a, _ in pairs]), np.log([b for _, b in pairs])
+    return float(np.polyfit(lx, ly, 1)[0])
+
+
+@dataclass(frozen=True)
+class RecordedSeries:
+    """One implementation's ok rows from one recorded file, ordered by T, with fitted slopes."""
+
+    label: str  # device · torch · date
+    impl: str
+    dtype: str
+    batch: int
+    heads: int
+    head_dim: int
+    causal: bool
+    seq_len: list[int]
+    median_ms: list[float]
+    peak_mem_bytes: list[float | None]
+    time_slope: float | None
+    mem_slope: float | None
+
+
+def recorded_series(directory=None) -> tuple[list[RecordedSeries], list[str]]:
+    """Series from data/gpu/*.json as written by `python -m attnlab.bench` (none when nothing is recorded)."""
+    try:
+        from attnlab.bench.results import DEFAULT_RESULTS_DIR, load_recorded
+    except ImportError:  # pragma: no cover - the bench package ships with the app
+        return [], []
+    runs, skipped = load_recorded(directory if directory is not None else DEFAULT_RESULTS_DIR)
+    series: list[RecordedSeries] = []
+    for run in runs:
+        groups: dict[tuple, list[dict]] = {}
+        for row in run.results:
+            if row["status"] != "ok":
+                continue
+            key = (row["impl"], row["dtype"], row["batch"], row["heads"], row["head_dim"], row["causal"])
+            groups.setdefault(key, []).append(row)
+        for (impl, dtype, batch, heads, head_dim, causal), rows in groups.items():
+            rows.sort(key=lambda r: r["seq_len"])
+            ts = [r["seq_len"] for r in rows]
+            ms = [r["median_ms"] for r in rows]
+            mem = [r["peak_mem_bytes"] for r in rows]
+            mem_ok = [m for m in mem if m]
+            mem_slope = loglog_slope(ts, mem) if len(mem_ok) == len(mem) else None
+            series.append(
+                RecordedSeries(
+                    run.label, impl, dtype, batch, heads, head_dim, causal, ts, ms, mem, loglog_slope(ts, ms), mem_slope
+                )
+            )
+    return series, skipped
+
+
+@dataclass(frozen=True)
+class RnnVsAttention:
+    """Counts for one sequence of length T (width d): what must run in order, and how far information travels."""
+
+    t: int
+    rnn_steps: int  # sequential steps: h_t needs h_{t-1}
+    attn_steps: int  # one batched product covers every position
+    rnn_path: int  # hops from the first token to the last
+    attn_path: int
+    rnn_flops: float  # ~ 2 T d^2 (one d x d product per step)
+    attn_flops: float  # ~ 4 T^2 d (Q K^T and A V)
+
+
+def rnn_vs_attention(t: int, d: int = 64) -> RnnVsAttention:
+    """Sequential depth and path length: T vs 1; and the price attention pays for it, T^2 d vs T d^2 work."""
+    t = int(t)
+    return RnnVsAttention(t, t, 1, max(t - 1, 0), 1 if t > 1 else 0, 2.0 * t * d * d, 4.0 * t * t * d)

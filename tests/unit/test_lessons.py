@@ -1,0 +1,293 @@
+"""The lessons' worked numbers, computed by attnlab.lessons from their inputs."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from attnlab.lessons import COURSE, cost, dictionary, masking, positions, scaling
+from attnlab.lessons.parse import dump_float, dump_vector, float_in, parse_vector
+from attnlab.params import Invalid
+from attnlab.tokens import positional_encoding
+
+SEED_TEXT = "<BOS> I like you <EOS>".split()
+
+
+# --- soft dictionary -------------------------------------------------------------------------------
+
+
+def test_hard_lookup_returns_exact_value_or_nothing():
+    assert dictionary.hard_lookup("apple") == 10
+    assert dictionary.hard_lookup("  Banana ") == 5
+    assert dictionary.hard_lookup("fruit") is None
+
+
+def test_fruit_weights_give_eight():
+    r = dictionary.weighted_lookup((0.6, 0.4, 0.0), (10, 5, 2))
+    assert r.terms == pytest.approx((6.0, 2.0, 0.0))
+    assert r.total == pytest.approx(8.0, abs=1e-12)
+    assert r.weight_sum == pytest.approx(1.0)
+
+
+def test_soft_lookup_is_softmax_of_scaled_dot_products():
+    q, keys, values = (1.0, 0.5), ((2.0, 1.0), (1.5, 1.5), (-1.0, 2.0)), (10, 5, 2)
+    r = dictionary.soft_lookup(q, keys, values, temperature=1.0)
+    logits = np.array([2.5, 2.25, 0.0]) / math.sqrt(2)
+    expected = np.exp(logits) / np.exp(logits).sum()
+    np.testing.assert_allclose(r.weights, expected, rtol=1e-12)
+    assert r.value == pytest.approx(float(expected @ np.array(values)))
+
+
+def test_temperature_to_zero_becomes_the_hard_lookup():
+    q, keys, values = dictionary.QUERY_VECTOR, dictionary.KEY_VECTORS, dictionary.VALUES
+    hard = dictionary.soft_lookup(q, keys, values, temperature=0.0)
+    assert hard.weights.tolist() == [1.0, 0.0, 0.0] and hard.value == 10.0
+    cold = dictionary.soft_lookup(q, keys, values, temperature=0.01)
+    assert cold.weights[0] > 0.999 and cold.value == pytest.approx(10.0, abs=0.01)
+    assert dictionary.soft_lookup(q, keys, values, 1.0).weights.max() < 0.6
+
+
+def test_tie_at_temperature_zero_shares_weight():
+    r = dictionary.soft_lookup((1.0, 1.0), ((1.0, 0.0), (0.0, 1.0)), (4.0, 8.0), 0.0)
+    assert r.weights.tolist() == [0.5, 0.5] and r.value == 6.0
+
+
+def test_key_width_must_match_query():
+    with pytest.raises(ValueError):
+        dictionary.soft_lookup((1.0, 2.0), ((1.0, 2.0, 3.0),), (1.0,), 1.0)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(st.floats(-5, 5), min_size=3, max_size=3),
+    st.lists(st.floats(-20, 20), min_size=3, max_size=3),
+    st.floats(0.05, 5),
+)
+def test_soft_lookup_is_a_convex_combination(q3, values, temp):
+    keys = ((2.0, 1.0, 0.0), (1.5, 1.5, 0.0), (-1.0, 2.0, 1.0))
+    r = dictionary.soft_lookup(q3, keys, values, temp)
+    assert r.weights.sum() == pytest.approx(1.0)
+    assert min(values) - 1e-9 <= r.value <= max(values) + 1e-9
+
+
+# --- parsing ---------------------------------------------------------------------------------------
+
+
+def test_parse_vector_and_float():
+    assert parse_vector("1.5, 2 -0.5") == [1.5, 2.0, -0.5]
+    assert parse_vector("1，2") == [1.0, 2.0]
+    for bad, why in (("", "empty"), ("1, x", "not_number"), ("1, nan", "too_large"), ("1e9", "too_large")):
+        with pytest.raises(ValueError, match=why):
+            parse_vector(bad)
+    assert dump_vector([1.5, 2.0]) == "1.5, 2" and dump_float(-0.0) == "0"
+    assert float_in(0, 1, 0.5)("0.25") == 0.25
+    with pytest.raises(Invalid) as bad:
+        float_in(0, 1, 0.5)("7")
+    assert bad.value.used == 1 and bad.value.reason == "out_of_range"
+    with pytest.raises(Invalid) as bad:
+        float_in(0, 1, 0.5)("inf")
+    assert bad.value.used == 0.5 and bad.value.reason == "not_number"
+
+
+# --- why sqrt(d_k) ---------------------------------------------------------------------------------
+
+
+def test_variance_of_dot_product_grows_like_d_k():
+    curve = scaling.variance_curve(scaling.DK_GRID, n=4000, seed=0)
+    for d, var, err, var_s in zip(curve.d_k, curve.var_raw, curve.std_err, curve.var_scaled, strict=True):
+        assert abs(var - d) < 5 * err, (d, var, err)  # within sampling error
+        assert abs(var_s - 1) < 5 * err / d
+    slope = np.polyfit(np.log(curve.d_k), np.log(curve.var_raw), 1)[0]
+    assert slope == pytest.approx(1.0, abs=0.05)
+
+
+def test_unscaled_softmax_saturates_and_scaled_does_not():
+    curves = scaling.saturation_curves([1, 512], n_keys=8)
+    raw, scaled = curves["unscaled"], curves["scaled"]
+    assert raw["max_weight"][1] > 0.9 and raw["entropy"][1] < 0.3 and raw["grad_norm"][1] < 0.1
+    assert scaled["max_weight"][1] < 0.5 and scaled["entropy"][1] > 1.5 and scaled["grad_norm"][1] > 0.3
+    assert raw["max_weight"][0] == pytest.approx(scaled["max_weight"][0])  # d_k = 1: sqrt(1) = 1
+
+
+def test_softmax_jacobian_matches_autograd():
+    z = torch.randn(5, dtype=torch.float64, requires_grad=True)
+    jac = torch.autograd.functional.jacobian(lambda x: torch.softmax(x, -1), z)
+    np.testing.assert_allclose(scaling.softmax_jacobian(torch.softmax(z, -1)).detach(), jac, atol=1e-12)
+
+
+def test_one_query_and_grid():
+    assert scaling.dk_grid(100) == [1, 2, 4, 8, 16, 32, 64, 100, 128, 256, 512]
+    a, b = scaling.one_query(64, 8, False, seed=3), scaling.one_query(64, 8, True, seed=3)
+    np.testing.assert_allclose(a.logits / 8, b.logits)
+    assert a.weights.max() >= b.weights.max()
+
+
+# --- positions -------------------------------------------------------------------------------------
+
+
+def test_exact_pe_values():
+    pe = positions.pe_table(4, 8)
+    assert pe[0].tolist() == [0.0, 1.0] * 4
+    assert pe[1, 0] == pytest.approx(math.sin(1.0), abs=1e-15)
+    assert pe[1, 1] == pytest.approx(math.cos(1.0), abs=1e-15)
+    assert pe[2, 2] == pytest.approx(math.sin(2 / 10000 ** (2 / 8)), abs=1e-15)
+    assert pe[3, 7] == pytest.approx(math.cos(3 / 10000 ** (6 / 8)), abs=1e-15)
+    for p in range(4):
+        for d in range(8):
+            assert pe[p, d] == pytest.approx(positions.pe_value(p, d, 8), abs=1e-15)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(1, 64), st.integers(2, 32))
+def test_pe_formula_matches_table_everywhere(n_pos, d_model):
+    pe = positional_encoding(n_pos, d_model).numpy()
+    p, d = n_pos - 1, d_model - 1
+    assert pe[p, d] == pytest.approx(positions.pe_value(p, d, d_model), abs=1e-12)
+
+
+def test_permutations_are_permutations():
+    for kind in positions.PERMUTATIONS:
+        order = positions.permutation(kind, 6, seed=1)
+        assert sorted(order) == list(range(6)) and order != list(range(6))
+    assert positions.permutation("reverse", 1) == [0]
+    with pytest.raises(ValueError):
+        positions.permutation("sideways", 3)
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.integers(2, 8), st.sampled_from(positions.PERMUTATIONS), st.integers(0, 99))
+def test_attention_is_permutation_equivariant_until_positions_are_added(t, kind, seed):
+    tokens = [f"w{i}" for i in range(t)]
+    order = positions.permutation(kind, t, seed)
+    plain = positions.equivariance(tokens, 8, seed, order, positions=False)
+    assert plain.max_diff < 1e-12
+    np.testing.assert_allclose(plain.out_shuffled, plain.out[order], atol=1e-12)
+    with_pe = positions.equivariance(tokens, 8, seed, order, positions=True)
+    assert with_pe.max_diff > 1e-3
+
+
+# --- masking ---------------------------------------------------------------------------------------
+
+
+def test_causal_rows_see_their_prefix_and_one_pass_equals_step_by_step():
+    assert masking.visible(SEED_TEXT)[2] == ["<BOS>", "I", "like"]
+    check = masking.parallel_vs_sequential(SEED_TEXT)
+    assert max(check.row_diff) < 1e-12
+    assert torch.equal(check.weights > 0, torch.ones(5, 5, dtype=torch.bool).tril())
+
+
+def test_minus_1e9_in_low_precision():
+    assert masking.stored(-1e9, torch.float32) == -1e9  # exact in float32
+    assert masking.stored(-1e9, torch.float16) == float("-inf")  # overflows: float16 tops out at 65504
+    bf = masking.stored(-1e9, torch.bfloat16)
+    assert bf == -998244352.0 and bf != -1e9  # bfloat16 keeps 8 bits of mantissa
+
+
+def test_fill_table_computes_what_each_fill_does():
+    table = {(r.dtype, r.fill): r for r in masking.fill_table(SEED_TEXT, "last")}
+    assert len(table) == 9
+    # float16 refuses -1e9 outright
+    assert table["float16", "-1e9"].error and "overflow" in table["float16", "-1e9"].error
+    for dtype in masking.DTYPES:
+        inf = table[dtype, "-inf"]
+        assert all(math.isnan(x) for x in inf.blank_row)  # naive softmax of an all -inf row: 0/0
+        assert inf.sdpa_blank_row == [0.0] * 5  # SDPA: that row saw nothing, weights 0
+        assert inf.leak == 0.0
+        assert table[dtype, "min"].blank_row == pytest.approx([0.2] * 5, abs=1e-3)  # uniform: silently wrong
+    assert table["float32", "-1e9"].blank_row == pytest.approx([0.2] * 5)
+    assert table["bfloat16", "-1e9"].blank_row == pytest.approx([0.2] * 5, abs=1e-3)
+    assert table["float32", "-inf"].allowed_err < 1e-6 < table["bfloat16", "-inf"].allowed_err
+
+
+def test_no_blank_row_means_no_blank_results():
+    r = masking.fill_result(masking.demo_scores(SEED_TEXT), masking.demo_mask(5, "none"), "float32", "-inf")
+    assert r.blank_row is None and r.sdpa_blank_row is None
+    assert masking.demo_mask(3, "first")[0].tolist() == [False] * 3
+
+
+def test_sdpa_weights_readback_equals_softmax():
+    s = torch.randn(4, 4, dtype=torch.float64)
+    m = torch.ones(4, 4, dtype=torch.bool).tril()
+    np.testing.assert_allclose(
+        masking.sdpa_weights(s, m), torch.softmax(s.masked_fill(~m, float("-inf")), -1), atol=1e-12
+    )
+
+
+# --- cost ------------------------------------------------------------------------------------------
+
+
+def test_seq_lens_and_slope_fit():
+    assert cost.seq_lens(64, 1000) == [64, 128, 256, 512, 1000]
+    assert cost.seq_lens(1, 99999)[0] == cost.MIN_LIVE_T and cost.seq_lens(1, 99999)[-1] == cost.MAX_LIVE_T
+    t = [64, 128, 256, 512]
+    assert cost.loglog_slope(t, [3 * x**2 for x in t]) == pytest.approx(2.0)
+    assert cost.loglog_slope(t, [5 * x for x in t]) == pytest.approx(1.0)
+    assert cost.loglog_slope([64], [1.0]) is None
+
+
+def test_live_measurement_is_quick_and_memory_grows_like_t_squared():
+    run = cost.measure_live(cost.seq_lens(32, 256), head_dim=16, budget_s=0.5)
+    assert run.seconds < 2.0
+    assert [p.seq_len for p in run.points] == [32, 64, 128, 256]
+    assert all(p.median_ms > 0 and p.reps >= 3 for p in run.points)
+    p = run.points[-1]
+    assert p.bytes == 3 * 256 * 256 * 4 + 256 * 16 * 4  # three T x T float32 matrices and the output
+    slope = cost.loglog_slope([p.seq_len for p in run.points], [p.bytes for p in run.points])
+    assert 1.8 < slope <= 2.0
+
+
+def test_explicit_path_matches_sdpa():
+    q, k, v = (torch.randn(32, 8) for _ in range(3))
+    out, _ = cost.explicit_attention(q, k, v)
+    np.testing.assert_allclose(out, torch.nn.functional.scaled_dot_product_attention(q, k, v), atol=1e-5)
+
+
+def test_recorded_series_from_a_bench_file(tmp_path):
+    import json
+
+    rows = []
+    for impl, power in (("explicit", 2), ("sdpa-flash", 1)):
+        for t in (256, 512, 1024):
+            rows.append(
+                dict(
+                    impl=impl,
+                    device="cuda",
+                    dtype="float16",
+                    batch=1,
+                    heads=8,
+                    seq_len=t,
+                    head_dim=64,
+                    causal=False,
+                    median_ms=1e-5 * t**2,
+                    p20_ms=1e-5 * t**2,
+                    p80_ms=1e-5 * t**2,
+                    tflops=1.0,
+                    peak_mem_bytes=float(t**power),
+                    max_abs_err=0.0,
+                    status="ok",
+                )
+            )
+    doc = {"env": {"torch": "2.x", "device_name": "Test GPU", "date": "2025-01-01"}, "results": rows}
+    (tmp_path / "run.json").write_text(json.dumps(doc))
+    series, skipped = cost.recorded_series(tmp_path)
+    assert not skipped
+    by_impl = {s.impl: s for s in series}
+    assert by_impl["explicit"].mem_slope == pytest.approx(2.0) and by_impl["sdpa-flash"].mem_slope == pytest.approx(1.0)
+    assert by_impl["explicit"].time_slope == pytest.approx(2.0)
+    assert "Test GPU" in by_impl["explicit"].label
+    assert cost.recorded_series(tmp_path / "missing") == ([], [])
+
+
+def test_rnn_vs_attention_counts():
+    r = cost.rnn_vs_attention(100, d=64)
+    assert (r.rnn_steps, r.attn_steps, r.rnn_path, r.attn_path) == (100, 1, 99, 1)
+    assert r.attn_flops == 4 * 100 * 100 * 64 and r.rnn_flops == 2 * 100 * 64 * 64
+
+
+def test_course_order():
+    assert [c.url_path for c in COURSE] == ["soft-dictionary", "scaling", "positions", "masking", "cost"]
