@@ -423,8 +423,8 @@ def _time_once_ms(call: Callable[[], torch.Tensor], device: torch.device) -> flo
 def time_call(call: Callable[[], torch.Tensor], device: torch.device, config: BenchConfig) -> list[float]:
     """Warm up, then repeat until min_reps and min_time_s are both met (bounded by max_*); ms per call."""
     spent = 0.0
-    for _ in range(config.warmup):
-        if spent >= config.min_time_s:
+    for i in range(config.warmup):
+        if i > 0 and spent >= config.min_time_s:  # long calls: one warm-up is enough
             break
         t0 = time.perf_counter()
         call()
@@ -442,9 +442,10 @@ def time_call(call: Callable[[], torch.Tensor], device: torch.device, config: Be
     return times
 
 
-def _free(device: torch.device) -> None:
-    """Give memory back after a row (an OOM leaves the caching allocator fragmented)."""
-    gc.collect()
+def _free(device: torch.device, collect: bool = False) -> None:
+    """Give cached GPU memory back after a row; after an OOM also collect garbage (slow: ~0.1 s)."""
+    if collect:
+        gc.collect()
     if device.type == "cuda":
         torch.cuda.empty_cache()
 
@@ -480,6 +481,7 @@ def _finite(x: float | None) -> float | None:
 def measure(impl: str, case: Case, config: BenchConfig, dtype_name: str) -> dict:
     """One result row: probe + error check, memory pass, timing pass; oom / unsupported recorded."""
     device, t = case.device, case.q.size(-2)
+    oom = False
     try:
         call, ctx = _make_call(impl, case, config)
         with ctx:
@@ -502,9 +504,12 @@ def measure(impl: str, case: Case, config: BenchConfig, dtype_name: str) -> dict
     except Exception as exc:
         if not is_oom(exc):
             raise
-        return _row(impl, device, dtype_name, t, config, status="oom")
+        oom = True
     finally:
         _free(device)
+    if oom:  # outside the except block, so the traceback's frames no longer pin the tensors
+        _free(device, collect=True)
+        return _row(impl, device, dtype_name, t, config, status="oom")
     p20, median, p80 = (float(x) for x in np.percentile(times, [20, 50, 80]))
     flops = attention_flops(config.batch, config.heads, t, t, config.head_dim, config.causal)
     if impl == "mha":
@@ -533,18 +538,25 @@ def _build_case(device: torch.device, dtype_name: str, t: int, config: BenchConf
     return Case(device, as_dtype(dtype_name), config.causal, q, k, v, config.check)
 
 
+def _try_build_case(device: torch.device, dtype_name: str, t: int, config: BenchConfig) -> Case | None:
+    """The inputs of one point, or None when they do not fit in memory."""
+    try:
+        return _build_case(device, dtype_name, t, config)
+    except Exception as exc:
+        if not is_oom(exc):
+            raise
+    return None
+
+
 def iter_benchmark(config: BenchConfig, device: torch.device | None = None) -> Iterator[dict]:
     """Yield one result row at a time (dtype, then T, then impl), so a caller can show progress."""
     device = device or resolve_device(config.device)
     with torch.inference_mode():
         for dtype_name in config.dtypes:
             for t in config.seq_lens:
-                try:
-                    case = _build_case(device, dtype_name, t, config)
-                except Exception as exc:  # the inputs alone do not fit: every row of this point is oom
-                    if not is_oom(exc):
-                        raise
-                    _free(device)
+                case = _try_build_case(device, dtype_name, t, config)
+                if case is None:  # the inputs alone do not fit: every row of this point is oom
+                    _free(device, collect=True)
                     for impl in config.impls:
                         yield _row(impl, device, dtype_name, t, config, status="oom")
                     continue
