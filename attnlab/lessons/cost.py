@@ -65,25 +65,38 @@ def measure_live(
     lens: Sequence[int], head_dim: int = 64, seed: int = 0, budget_s: float = LIVE_BUDGET_S, max_reps: int = 7
 ) -> LiveRun:
     """Time the explicit path (float32, one head) at each T with perf_counter: inputs built outside the
-    timed region, one warm-up, then repetitions until max_reps or this T's share of the budget is spent."""
+    timed region, one warm-up, then at least one timed call and more (up to max_reps) while this T's share
+    of the budget lasts. Past 1.5x the budget the remaining T are skipped (and listed), so a busy machine
+    cannot stall the page. One intra-op thread while timing: on a shared 2-core host, threads that wait
+    for each other add noise that swamps the T^2 growth."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        return _measure(lens, head_dim, seed, budget_s, max_reps)
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _measure(lens: Sequence[int], head_dim: int, seed: int, budget_s: float, max_reps: int) -> LiveRun:
     start = time.perf_counter()
     gen = torch.Generator().manual_seed(int(seed))
     points, skipped = [], []
     for i, t in enumerate(lens):
-        left = budget_s - (time.perf_counter() - start)
-        if left <= 0:
+        elapsed = time.perf_counter() - start
+        if elapsed > 1.5 * budget_s:
             skipped.extend(lens[i:])
             break
-        share = left / (len(lens) - i)
+        share = max(budget_s - elapsed, 0.0) / (len(lens) - i)
         q, k, v = (torch.randn(t, head_dim, generator=gen) for _ in range(3))
         t0 = time.perf_counter()
         _, made = explicit_attention(q, k, v)  # warm-up (and the byte count)
-        once = time.perf_counter() - t0
-        times = []
-        while len(times) < max_reps and (len(times) < 3 or sum(times) / 1e3 + once < share):
+        spent = time.perf_counter() - t0
+        times: list[float] = []
+        while not times or (len(times) < max_reps and spent < share):
             t0 = time.perf_counter()
             explicit_attention(q, k, v)
             times.append((time.perf_counter() - t0) * 1e3)
+            spent += times[-1] / 1e3
         points.append(
             LivePoint(t, statistics.median(times), _quantile(times, 0.2), _quantile(times, 0.8), len(times), made)
         )

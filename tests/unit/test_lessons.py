@@ -234,7 +234,7 @@ def test_live_measurement_is_quick_and_memory_grows_like_t_squared():
     run = cost.measure_live(cost.seq_lens(32, 256), head_dim=16, budget_s=0.5)
     assert run.seconds < 2.0
     assert [p.seq_len for p in run.points] == [32, 64, 128, 256]
-    assert all(p.median_ms > 0 and p.reps >= 3 for p in run.points)
+    assert all(p.median_ms > 0 and p.reps >= 1 for p in run.points)
     p = run.points[-1]
     assert p.bytes == 3 * 256 * 256 * 4 + 256 * 16 * 4  # three T x T float32 matrices and the output
     slope = cost.loglog_slope([p.seq_len for p in run.points], [p.bytes for p in run.points])
