@@ -21,8 +21,10 @@ from attnlab.bench.harness import (
 )
 from attnlab.bench.limits import (
     DTYPES,
+    MATRIX_COPIES,
     MEMORY_CAP_BYTES,
     attention_matrix_bytes,
+    estimated_peak_bytes,
     format_bytes,
     memory_cap_message,
     over_memory_cap,
@@ -35,6 +37,7 @@ __all__ = [
     "DTYPES",
     "IMPLS",
     "KNOWN_PEAKS",
+    "MATRIX_COPIES",
     "MEMORY_CAP_BYTES",
     "RESULT_KEYS",
     "SDPA_BACKENDS",
@@ -44,6 +47,7 @@ __all__ = [
     "attention_flops",
     "attention_matrix_bytes",
     "environment",
+    "estimated_peak_bytes",
     "format_bytes",
     "iter_benchmark",
     "known_peak_tflops",

@@ -12,6 +12,7 @@ import torch
 
 from attnlab.bench import (
     IMPLS,
+    MATRIX_COPIES,
     MEMORY_CAP_BYTES,
     RESULT_KEYS,
     BenchConfig,
@@ -289,6 +290,18 @@ def test_memory_cap_helpers():
     assert "512.0 MiB" in msg and "2.0 GiB" in msg and "8192" in msg
     with pytest.raises(ValueError, match="unknown dtype"):
         attention_matrix_bytes(1, 1, 1, 1, "float8")
+    # the explicit path keeps every stage, so it is refused sooner than flash-style kernels
+    assert not over_memory_cap(1, 8, 1024, "float32", impls=("tiled", "sdpa"))
+    assert over_memory_cap(1, 8, 2048, "float32", impls=("explicit",))
+    explicit_msg = memory_cap_message(1, 8, 2048, "float32", impls=("explicit", "sdpa"))
+    assert "128.0 MiB" in explicit_msg and "1.1 GiB" in explicit_msg and "512.0 MiB" in explicit_msg
+
+
+def test_matrix_copies_cover_what_the_profiler_measures():
+    doc = run_benchmark(tiny(impls=tuple(MATRIX_COPIES), seq_lens=(256,), heads=2, head_dim=16))
+    matrix = attention_matrix_bytes(1, 2, 256, 256, "float32")
+    for row in doc["results"]:
+        assert row["peak_mem_bytes"] <= MATRIX_COPIES[row["impl"]] * matrix, row
 
 
 def test_harness_imports_no_ui_libraries():
