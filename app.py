@@ -13,6 +13,14 @@ pages = {
     t("nav.explore"): [
         st.Page("pages/playground.py", title=t("nav.playground"), icon="🧮", url_path="playground", default=True),
     ],
+    t("lessons.section"): [
+        st.Page("pages/lessons.py", title=t("lessons.nav_title"), icon=":material/school:", url_path="lessons"),
+        st.Page("pages/lesson_dictionary.py", title=t("lesson_dictionary.title"), icon=":material/menu_book:", url_path="soft-dictionary"),
+        st.Page("pages/lesson_scaling.py", title=t("lesson_scaling.title"), icon=":material/square_foot:", url_path="scaling"),
+        st.Page("pages/lesson_positions.py", title=t("lesson_positions.title"), icon=":material/format_list_numbered:", url_path="positions"),
+        st.Page("pages/lesson_masking.py", title=t("lesson_masking.title"), icon=":material/visibility_off:", url_path="masking"),
+        st.Page("pages/lesson_cost.py", title=t("lesson_cost.title"), icon=":material/speed:", url_path="cost"),
+    ],
 }
 page = st.navigation(pages)
 about()

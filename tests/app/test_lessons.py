@@ -1,0 +1,160 @@
+"""The lesson pages through AppTest: both languages, the worked numbers they compute, URL state, bad input."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from attnlab.lessons import COURSE, dictionary, scaling
+from attnlab.ui.i18n import catalog
+from tests.app.charts import _decode, figures
+from tests.app.conftest import ROOT, assert_clean, texts
+
+
+def open_page(page: str, **query: str) -> AppTest:
+    """Like conftest.open_page, but the query is set again before switching: the router's first run shows
+    the Playground, whose state.save rewrites the URL with its own parameters. (A browser opening
+    /scaling?dk=512 runs only the lesson page, so this is an AppTest detail, not an app one.)"""
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at.query_params["lang"] = query.get("lang", "en")
+    at.run()
+    for name in list(at.query_params):
+        del at.query_params[name]
+    for name, value in query.items():
+        at.query_params[name] = value
+    at.switch_page(page).run()
+    return at
+
+
+def metrics(at) -> list[str]:
+    return [m.value for m in at.metric]
+
+
+def metric(at, lang: str, key: str, **fmt) -> str:
+    """The value of the metric whose label is the catalog string `key` (formatted)."""
+    label = catalog(lang)[key].format(**fmt) if fmt else catalog(lang)[key]
+    found = [m.value for m in at.metric if m.label == label]
+    assert found, (label, [m.label for m in at.metric])
+    return found[0]
+
+
+# --- overview --------------------------------------------------------------------------------------
+
+
+def test_overview_orders_the_lessons_as_a_course(lang):
+    at = open_page("pages/lessons.py", lang=lang)
+    assert_clean(at)
+    cat = catalog(lang)
+    assert at.title[0].value == cat["lessons.title"]
+    headings = [m.value for m in at.markdown if m.value.startswith("#### ")]
+    assert headings == [f"#### {cat[f'lesson_{c.slug}.title']}" for c in COURSE]
+    links = at.get("page_link")
+    assert [link.proto.page.split("/")[-1] for link in links] == [Path(c.page).stem for c in COURSE]
+    assert at.query_params["lang"] == lang
+
+
+# --- soft dictionary -------------------------------------------------------------------------------
+
+
+def test_dictionary_defaults_compute_10_and_8(lang):
+    at = open_page("pages/lesson_dictionary.py", lang=lang)
+    assert_clean(at)
+    assert not texts(at, "warning")
+    assert metric(at, lang, "lesson_dictionary.hard_found", word="apple") == "10"
+    assert metric(at, lang, "lesson_dictionary.weighted_value") == "8"
+    assert any(r"0.6 \cdot 10 + 0.4 \cdot 5 + 0 \cdot 2 = 8" in x.value for x in at.latex)
+    soft = dictionary.soft_lookup(dictionary.QUERY_VECTOR, dictionary.KEY_VECTORS, dictionary.VALUES, 1.0)
+    assert metric(at, lang, "lesson_dictionary.soft_value") == f"{round(soft.value, 4):.10g}"
+    bars = figures(at)[0]["data"][0]
+    np.testing.assert_allclose(_decode(bars["y"]), soft.weights)
+    assert len(at.get("plotly_chart")) == 3
+
+
+def test_dictionary_widgets_change_every_number():
+    at = open_page("pages/lesson_dictionary.py", lang="en")
+    at.text_input(key="ldict.word").set_value("fruit")
+    at.number_input(key="ldict.w_chair").set_value(0.5)
+    at.number_input(key="ldict.v_banana").set_value(7.0)
+    at.slider(key="ldict.temp").set_value(0.0)
+    at.run()
+    assert_clean(at)
+    assert "“fruit” is not a key" in texts(at, "info")[0]
+    assert metric(at, "en", "lesson_dictionary.weighted_value") == "9.8"  # 0.6*10 + 0.4*7 + 0.5*2
+    assert any("1.5" in w for w in texts(at, "warning"))  # the weights no longer add up to 1
+    assert metric(at, "en", "lesson_dictionary.soft_value") == "10"  # tau = 0: the hard lookup of apple
+    assert at.query_params["word"] == "fruit" and at.query_params["temp"] == "0"
+
+
+def test_dictionary_shared_url_reproduces_the_lookup():
+    at = open_page(
+        "pages/lesson_dictionary.py",
+        lang="zh",
+        w_apple="0.2",
+        w_banana="0.8",
+        v_chair="4",
+        q="0, 1",
+        k_chair="0, 3",
+        temp="0.5",
+    )
+    assert_clean(at)
+    assert not texts(at, "warning")
+    assert metric(at, "zh", "lesson_dictionary.weighted_value") == "6"  # 0.2*10 + 0.8*5 + 0*4
+    soft = dictionary.soft_lookup((0, 1), ((2, 1), (1.5, 1.5), (0, 3)), (10, 5, 4), 0.5)
+    assert metric(at, "zh", "lesson_dictionary.soft_value") == f"{round(soft.value, 4):.10g}"
+    assert metric(at, "zh", "lesson_dictionary.best_key") == "chair"
+
+
+def test_dictionary_bad_url_and_typed_vectors_are_named_and_kept():
+    at = open_page(
+        "pages/lesson_dictionary.py", lang="en", w_apple="7", v_apple="abc", k_chair="1, <b>x</b>", q="1, 2, 3"
+    )
+    assert_clean(at)
+    warnings = " ".join(texts(at, "warning"))
+    assert "w_apple=7" in warnings and "v_apple=abc" in warnings
+    assert "not a number" in warnings and "\\<b\\>x\\</b\\>" in warnings  # typed text shown escaped
+    assert "has 2 numbers but the query has 3" in warnings
+    assert at.text_input(key="ldict.k_chair").value == "1, <b>x</b>"  # what was typed is kept
+    assert metric(at, "en", "lesson_dictionary.hard_found", word="apple") == "10"
+
+
+# --- why sqrt(d_k) ---------------------------------------------------------------------------------
+
+
+def test_scaling_variance_is_d_k_within_sampling_error(lang):
+    at = open_page("pages/lesson_scaling.py", lang=lang)
+    assert_clean(at)
+    assert not texts(at, "warning")
+    curve = scaling.variance_curve(scaling.dk_grid(64), 4000, 0)
+    i = list(curve.d_k).index(64)
+    shown = float(metric(at, lang, "lesson_scaling.var_metric", dk=64))
+    assert shown == pytest.approx(curve.var_raw[i], rel=1e-3)
+    assert abs(shown - 64) < 5 * curve.std_err[i]
+    var_fig = figures(at)[0]
+    measured = next(tr for tr in var_fig["data"] if tr.get("error_y"))
+    np.testing.assert_allclose(_decode(measured["x"]), curve.d_k)
+    assert len(at.get("plotly_chart")) == 3
+
+
+def test_scaling_unscaled_saturates_then_the_toggle_spreads_it():
+    at = open_page("pages/lesson_scaling.py", lang="en", dk="512", scaled="false", keys="16", seed="3")
+    assert_clean(at)
+    raw = scaling.one_query(512, 16, False, 3)
+    assert float(metric(at, "en", "lesson_scaling.one_max")) == pytest.approx(raw.weights.max(), abs=1e-4)
+    assert raw.weights.max() > 0.9
+    at.toggle(key="lscale.scaled").set_value(True).run()
+    scaled = scaling.one_query(512, 16, True, 3)
+    assert float(metric(at, "en", "lesson_scaling.one_max")) == pytest.approx(scaled.weights.max(), abs=1e-4)
+    assert float(metric(at, "en", "lesson_scaling.one_entropy")) > 0.5 * math.log(16)
+    assert at.query_params["scaled"] == "true" and at.query_params["dk"] == "512"
+
+
+def test_scaling_bad_url_is_clamped_and_said(lang):
+    at = open_page("pages/lesson_scaling.py", lang=lang, dk="100000", keys="two")
+    assert_clean(at)
+    warnings = texts(at, "warning")
+    assert len(warnings) == 2 and "dk=100000" in warnings[0] and "512" in warnings[0]
+    assert at.number_input(key="lscale.dk").value == 512 and at.number_input(key="lscale.keys").value == 8
