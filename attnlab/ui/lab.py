@@ -23,6 +23,7 @@ from attnlab.pipeline import (
 from attnlab.tokens import MAX_TOKENS
 from attnlab.ui import state
 from attnlab.ui.i18n import t
+from attnlab.ui.widgets import keep_choice
 
 SCOPE = "lab"
 MAX_D_MODEL = 64
@@ -104,6 +105,7 @@ def controls() -> None:
         help=t("lab.seed_help"),
         persist_state="session",
     )
+    keep_choice(K["init"], INITS, DEFAULT.init)
     cols[3].segmented_control(
         t("lab.init"),
         INITS,
@@ -196,13 +198,13 @@ def weights_editor(result: LabResult) -> None:
     with st.expander(t("lab.editor_title"), expanded=bool(st.session_state.get(CELL_PROBLEMS))):
         st.caption(t("lab.editor_help", cap="1000"))
         left, right, reset = st.columns([2, 2, 1], vertical_alignment="bottom")
+        keep_choice("lab.editor_matrix", NAMES, "w_q")
         name = left.segmented_control(
             t("lab.editor_matrix"),
             NAMES,
             format_func=SYMBOL.get,
             key="lab.editor_matrix",
             required=True,
-            default="w_q",
             persist_state="session",
         )
         views = _slices(d_model, heads)

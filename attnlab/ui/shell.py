@@ -7,6 +7,7 @@ import streamlit as st
 from attnlab.params import Invalid, choice
 from attnlab.ui.i18n import LANG_NAMES, LANGS, t
 from attnlab.ui.state import url_problem
+from attnlab.ui.widgets import keep_choice
 
 
 def load_language() -> None:
@@ -26,6 +27,7 @@ def load_language() -> None:
 
 def language_switch() -> None:
     """The sidebar's English / 中文 switch."""
+    keep_choice("lang", LANGS, "en")
     st.sidebar.segmented_control(
         "Language · 语言",
         LANGS,

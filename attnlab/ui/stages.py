@@ -9,13 +9,12 @@ import streamlit as st
 from attnlab.figures import dim_labels, grid_figure, matrix_figure
 from attnlab.pipeline import LabResult, score_hover
 from attnlab.ui.i18n import t
-from attnlab.ui.widgets import chart, shape_text, stage
+from attnlab.ui.widgets import chart, keep_choice, shape_text, stage
 
 
 def head_picker(n_heads: int, key: str) -> int:
     """0 = all heads side by side, h = only head h (1-based, as the UI counts)."""
-    if st.session_state.get(key, 0) > n_heads:
-        st.session_state[key] = 0
+    keep_choice(key, range(n_heads + 1), 0)
     return st.segmented_control(
         t("stages.view"),
         list(range(n_heads + 1)),

@@ -18,6 +18,20 @@ CHART_CONFIG = {
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|~<>$&])")
 
 
+def keep_choice(key: str, options: Sequence, fallback) -> None:
+    """Before a required choice widget is drawn, make sure its state is one of its options.
+
+    The browser occasionally reports a required segmented control as unselected on a rerun;
+    without this, the language (or the head view) would silently fall back or break.
+    """
+    value = st.session_state.get(key)
+    if value in options:
+        st.session_state[f"_last.{key}"] = value
+        return
+    last = st.session_state.get(f"_last.{key}")
+    st.session_state[key] = last if last in options else fallback
+
+
 def md_escape(text: str) -> str:
     """User text made inert for Streamlit markdown: no emphasis, links, HTML or math."""
     return _MARKDOWN_SPECIAL.sub(r"\\\1", text)

@@ -1,0 +1,91 @@
+"""Helpers shared by the Multi-head, Cross-attention and Neuron pages: URL saving, checks, figures."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+from attnlab.params import Param
+from attnlab.pipeline import encode_edits
+from attnlab.ui import lab, state
+from attnlab.ui.i18n import t
+
+TOLERANCE = 1e-12  # float64 end to end
+
+
+def adopt_lab_state(extra_keys: Sequence[str] = ()) -> None:
+    """Let this page's copies of the Playground's widgets take the Playground's values.
+
+    Streamlit gives a keyed widget a different id on every page, so a widget of the same key on
+    another page starts from its default unless the key was last written by code, not by a widget.
+    Writing each value back to itself (before the widgets are created) makes it so.
+    """
+    for key in [*lab.K.values(), *extra_keys]:
+        if key in st.session_state:
+            st.session_state[key] = st.session_state[key]
+
+
+def save_with_lab(scope: str, params: Sequence[Param]) -> None:
+    """Write the Playground's state plus this page's own parameters into the URL (one query)."""
+    extra = {p.name: p.dump(st.session_state[state.key(scope, p.name)]) for p in params}
+    edits = st.session_state.get(lab.EDITS) or {}
+    if edits:
+        extra["edits"] = encode_edits(edits)
+    state.save(lab.SCOPE, lab.PARAMS, extra)
+
+
+def fmt_diff(value: float) -> str:
+    """A max |difference| as text: 0, 3.3e-16, or NaN."""
+    if math.isnan(value):
+        return "NaN"
+    return "0" if value == 0 else f"{value:.1e}"
+
+
+def check_table(rows: list[tuple[str, str, float]], tol: float = TOLERANCE) -> None:
+    """A small table of (what, compared with, max |Δ|) with a pass/fail line above it."""
+    finite = [err for *_, err in rows if not math.isnan(err)]
+    if finite and max(finite) <= tol:
+        st.success(t("anatomy.check_pass", tol=f"{tol:.0e}"), icon=":material/check_circle:")
+    elif finite:
+        st.error(t("anatomy.check_fail", tol=f"{tol:.0e}"), icon=":material/error:")
+    frame = pd.DataFrame(
+        [(what, against, fmt_diff(err)) for what, against, err in rows],
+        columns=[t("anatomy.col_what"), t("anatomy.col_against"), "max |Δ|"],
+    )
+    st.dataframe(frame, hide_index=True, width="stretch")
+
+
+def block_lines(fig: go.Figure, size: int, n_blocks: int, axis: str = "x", **where) -> go.Figure:
+    """Thick rules between equal blocks of columns (axis x) or rows (axis y)."""
+    for b in range(1, n_blocks):
+        pos = b * size - 0.5
+        if axis == "x":
+            fig.add_vline(x=pos, line=dict(color="#222", width=2), **where)
+        else:
+            fig.add_hline(y=pos, line=dict(color="#222", width=2), **where)
+    return fig
+
+
+def vector(values: np.ndarray) -> np.ndarray:
+    """A 1-D vector as a one-row matrix for matrix_figure."""
+    return np.asarray(values, dtype=np.float64).reshape(1, -1)
+
+
+def head_name(h: int) -> str:
+    """Heads are counted from 1 in the UI."""
+    return t("lab.check_head", h=h + 1)
+
+
+def tidy_grid(fig: go.Figure, per_row: int = 4) -> go.Figure:
+    """In a grid of heads, keep the row labels on the first column only, so they don't overlap."""
+    n = sum(1 for name in fig.layout if name.startswith("yaxis"))
+    per_row = min(n, per_row)
+    for i in range(n):
+        if i % per_row:
+            fig.layout[f"yaxis{i + 1}"].showticklabels = False
+    return fig

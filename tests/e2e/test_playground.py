@@ -1,0 +1,82 @@
+"""The Playground in a real headless Chromium: charts draw, edits propagate, links reproduce."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.e2e.conftest import chart_count, open_app, settle
+
+pytestmark = pytest.mark.e2e
+
+
+def chart_text(tab, index: int) -> str:
+    """All text Plotly drew in one chart (tick labels and the numbers written in cells)."""
+    return (
+        tab.locator('[data-testid="stPlotlyChart"]')
+        .nth(index)
+        .evaluate("el => Array.from(el.querySelectorAll('svg text')).map(t => t.textContent).join('|')")
+    )
+
+
+def test_page_draws_every_stage_and_the_check(page, server):
+    open_app(page, server, "/?text=I+like+you&causal=1")
+    assert chart_count(page) >= 11
+    assert page.get_by_text("Matches PyTorch").is_visible()
+    assert page.locator('[data-testid="stException"]').count() == 0
+    assert "−∞" in chart_text(page, 6)  # the mask stage draws blocked cells as −∞
+
+
+def test_a_widget_change_updates_the_charts_and_the_link(page, server):
+    open_app(page, server, "/?text=I+like+you")
+    before = chart_text(page, 7)
+    page.get_by_text("Causal mask").click()
+    settle(page)
+    assert "causal=true" in page.url and "lang=en" in page.url
+    assert chart_text(page, 7) != before
+    assert "−∞" in chart_text(page, 6)
+
+
+def test_editing_a_weight_cell_changes_the_downstream_charts(page, server):
+    open_app(page, server, "/?text=I+like+you")
+    q_before, out_before = chart_text(page, 1), chart_text(page, 10)
+    page.get_by_text("Edit the weights").click()
+    grid = page.locator('[data-testid="stMain"] [data-testid="stDataFrame"]').first
+    grid.wait_for()
+    grid.scroll_into_view_if_needed()
+    box = grid.bounding_box()
+    # Cell (row d0, column d1): the index column and the header row are about one cell each.
+    page.mouse.click(box["x"] + 170, box["y"] + 52)
+    page.wait_for_timeout(300)
+    page.keyboard.press("Enter")  # open the cell's editor
+    page.wait_for_timeout(300)
+    page.keyboard.press("Control+A")
+    page.keyboard.type("2.5", delay=50)
+    page.wait_for_timeout(300)
+    page.keyboard.press("Enter")
+    page.wait_for_timeout(2000)
+    settle(page)
+    assert "edits=q0.1%3D2.5" in page.url or "edits=q0.1=2.5" in page.url
+    assert chart_text(page, 1) != q_before
+    assert chart_text(page, 10) != out_before
+
+
+def test_a_shared_link_reproduces_the_matrices(browser, server):
+    sender = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
+    open_app(sender, server, "/?text=<BOS>+I+like+you+<EOS>&d_model=8&heads=4&seed=3&causal=true&lang=zh")
+    link = sender.url
+    receiver = browser.new_context(viewport={"width": 900, "height": 900}).new_page()
+    open_app(receiver, server, link[link.index("/", 8) :])
+    for index in (0, 4, 7, 10):
+        assert chart_text(receiver, index) == chart_text(sender, index)
+    assert receiver.get_by_text("注意力实验台").is_visible()
+    receiver.get_by_text("因果掩码").click()  # a rerun keeps the language
+    receiver.wait_for_timeout(1000)
+    settle(receiver)
+    assert "lang=zh" in receiver.url and "causal=false" in receiver.url
+
+
+def test_token_text_is_shown_as_text_not_html(page, server):
+    open_app(page, server, "/?text=%3Cimg+src%3Dx+onerror%3Dalert(1)%3E+%3Cb%3Ehi%3C%2Fb%3E")
+    main = page.locator('[data-testid="stMain"]')
+    assert main.locator("img[src=x]").count() == 0
+    assert "<b>" in chart_text(page, 0)
