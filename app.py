@@ -12,6 +12,9 @@ language_switch()
 pages = {
     t("nav.explore"): [
         st.Page("pages/playground.py", title=t("nav.playground"), icon="🧮", url_path="playground", default=True),
+        st.Page("pages/multihead.py", title=t("multihead.nav"), icon=":material/view_column:", url_path="multihead"),
+        st.Page("pages/cross_attention.py", title=t("cross.nav"), icon=":material/compare_arrows:", url_path="cross"),
+        st.Page("pages/neuron.py", title=t("neuron.nav"), icon=":material/hub:", url_path="neuron"),
     ],
     t("lessons.section"): [
         st.Page("pages/lessons.py", title=t("lessons.nav_title"), icon=":material/school:", url_path="lessons"),

@@ -1,0 +1,104 @@
+"""The Multi-head page through AppTest: both languages, URL state, widgets, bad dropout p and head counts."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from attnlab.anatomy import multi_head_with_torch
+from attnlab.pipeline import LabConfig, run_lab
+
+from .conftest import ROOT, assert_clean, texts
+
+PAGE = "pages/multihead.py"
+
+
+def visit(page: str = PAGE, **query: str) -> AppTest:
+    """A visitor of `/<page>?<query>`: the router runs once, then the page reads its own parameters."""
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    for name, value in query.items():
+        at.query_params[name] = value
+    at.run()
+    for name, value in query.items():  # the Playground's first run rewrote the URL without this page's keys
+        at.query_params[name] = value
+    at.switch_page(page).run()
+    return at
+
+
+def charts(at: AppTest) -> int:
+    return len(at.get("plotly_chart"))
+
+
+def test_default_page_in_both_languages(lang):
+    at = visit(lang=lang)
+    assert_clean(at)
+    title = {"en": "Multi-head attention, opened up", "zh": "拆开看多头注意力"}[lang]
+    assert at.title[0].value == title
+    assert charts(at) == 12
+    assert len(texts(at, "success")) == 2 and not texts(at, "error")  # fused check and nn.MultiheadAttention check
+    assert at.query_params["p"] == "0" and at.query_params["cmp"] == "1" and at.query_params["lang"] == lang
+
+
+def test_url_state_gives_the_same_dropout_numbers():
+    query = dict(text="I like you", d_model="4", heads="2", seed="3", causal="true", p="0.5", dseed="11")
+    at = visit(**query)
+    assert_clean(at)
+    result = run_lab(LabConfig(text="I like you", d_model=4, heads=2, causal=True, seed=3))
+    run = multi_head_with_torch(result.x, result.weights, 2, is_causal=True, dropout_p=0.5, seed=11)
+    info = " ".join(texts(at, "info"))
+    assert f"set {run.zeroed} of 18 weights to 0" in info and "= 2" in info
+    assert at.text_input(key="mh.p").value == "0.5"
+    assert charts(at) == 13  # the dropped weights join the page
+    assert {k: at.query_params[k] for k in query} == query
+
+
+@pytest.mark.parametrize(
+    ("raw", "lang", "needle"),
+    [("1.5", "en", "outside [0, 1)"), ("abc", "zh", "不是数字"), ("1", "zh", "不在 [0, 1) 之内")],
+)
+def test_bad_dropout_p_is_named_and_kept(raw, lang, needle):
+    at = visit(p=raw, lang=lang)
+    assert_clean(at)
+    errors = texts(at, "error")
+    assert len(errors) == 1 and needle in errors[0]
+    assert raw in re.sub(r"\\", "", errors[0])  # what was typed is quoted
+    assert at.text_input(key="mh.p").value == raw  # and kept in the box
+    assert at.query_params["p"] == raw
+    assert len(texts(at, "success")) == 2  # the rest of the page still works, dropout off
+
+
+def test_heads_and_compare_count_that_do_not_divide(lang):
+    at = visit(heads="3", cmp="5", lang=lang)
+    assert_clean(at)
+    warnings = texts(at, "warning")
+    assert len(warnings) == 2 and all("3" in w or "5" in w for w in warnings)
+    assert at.query_params["heads"] == "2" and at.query_params["cmp"] == "4"
+
+
+def test_widgets_resplit_enlarge_and_dropout():
+    at = visit()
+    at.selectbox(key="lab.heads").set_value(4).run()
+    assert_clean(at)
+    assert at.query_params["heads"] == "4"
+    at.selectbox(key="mh.cmp").set_value(2)
+    at.segmented_control(key="lab.head").set_value(3)
+    at.text_input(key="mh.p").set_value("0.25").run()
+    assert_clean(at)
+    assert at.query_params["cmp"] == "2" and at.query_params["p"] == "0.25"
+    assert any("1/(1 − p) = 1.333" in s for s in texts(at, "info"))
+    weights_chart = at.get("plotly_chart")
+    assert charts(at) == 13 and weights_chart
+    assert "Head 3" in " ".join(str(c.proto.spec) for c in weights_chart)  # the enlarged head is titled
+
+
+def test_reflects_the_playground_after_navigation():
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at.query_params["text"] = "hello big world"
+    at.query_params["d_model"] = "4"
+    at.run()
+    at.switch_page(PAGE).run()
+    assert_clean(at)
+    assert at.text_input(key="lab.text").value == "hello big world"
+    assert at.query_params["text"] == "hello big world" and at.query_params["d_model"] == "4"
