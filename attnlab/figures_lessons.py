@@ -239,3 +239,23 @@ def rnn_figure(t_max: int, user_t: int, names: dict[str, str], d: int) -> go.Fig
         fig.update_xaxes(type="log", title="T", row=1, col=col)
         fig.update_yaxes(type="log", row=1, col=col)
     return _layout(fig, None, 340)
+
+
+def pe_figure(pe: np.ndarray, title: str, x_title: str, y_title: str) -> go.Figure:
+    """The sinusoid table as one dense heatmap (no cell gaps: the stripes are the point)."""
+    n_pos, d = pe.shape
+    fig = go.Figure(
+        go.Heatmap(
+            z=pe,
+            x=list(range(d)),
+            y=list(range(n_pos)),
+            colorscale="RdBu_r",
+            zmin=-1,
+            zmax=1,
+            zmid=0,
+            hovertemplate=f"{_esc(y_title)} %{{y}}, {_esc(x_title)} %{{x}}: %{{z:.4f}}<extra></extra>",
+        )
+    )
+    fig.update_xaxes(title=_esc(x_title), showgrid=False)
+    fig.update_yaxes(title=_esc(y_title), autorange="reversed", showgrid=False)
+    return _layout(fig, title, int(min(560, max(260, 120 + 4 * n_pos))))

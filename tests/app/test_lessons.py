@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from attnlab.lessons import COURSE, dictionary, scaling
+from attnlab.lessons import COURSE, dictionary, positions, scaling
 from attnlab.ui.i18n import catalog
 from tests.app.charts import _decode, figures
 from tests.app.conftest import ROOT, assert_clean, texts
@@ -30,8 +30,9 @@ def open_page(page: str, **query: str) -> AppTest:
     return at
 
 
-def metrics(at) -> list[str]:
-    return [m.value for m in at.metric]
+def heatmap(at, index: int) -> np.ndarray:
+    """The z matrix of the first trace of one chart."""
+    return _decode(figures(at)[index]["data"][0]["z"])
 
 
 def metric(at, lang: str, key: str, **fmt) -> str:
@@ -158,3 +159,65 @@ def test_scaling_bad_url_is_clamped_and_said(lang):
     warnings = texts(at, "warning")
     assert len(warnings) == 2 and "dk=100000" in warnings[0] and "512" in warnings[0]
     assert at.number_input(key="lscale.dk").value == 512 and at.number_input(key="lscale.keys").value == 8
+
+
+# --- positions -------------------------------------------------------------------------------------
+
+
+def test_positions_equivariance_holds_without_pe_and_breaks_with_it(lang):
+    at = open_page("pages/lesson_positions.py", lang=lang)
+    assert_clean(at)
+    tokens = "the dog chased a cat".split()
+    order = positions.permutation("reverse", 5)
+    plain = positions.equivariance(tokens, 8, 0, order, positions=False)
+    with_pe = positions.equivariance(tokens, 8, 0, order, positions=True)
+    assert float(metric(at, lang, "lesson_positions.diff_plain")) == pytest.approx(plain.max_diff, rel=1e-2)
+    assert float(metric(at, lang, "lesson_positions.diff_plain")) < 1e-12
+    assert float(metric(at, lang, "lesson_positions.diff_pe")) == pytest.approx(with_pe.max_diff, rel=1e-2)
+    assert with_pe.max_diff > 0.1
+    assert len(texts(at, "success")) == 1 and not texts(at, "warning")
+    np.testing.assert_allclose(heatmap(at, 0), plain.out)
+    np.testing.assert_allclose(heatmap(at, 2), plain.out_shuffled)
+    assert len(at.get("plotly_chart")) == 5
+
+
+def test_positions_shared_url_with_pe_and_exact_sinusoids():
+    at = open_page(
+        "pages/lesson_positions.py",
+        lang="en",
+        text="I like green tea",
+        d_model="16",
+        seed="5",
+        perm="shuffle",
+        pe="true",
+        n_pos="6",
+        pe_d="10",
+    )
+    assert_clean(at)
+    tokens = ["I", "like", "green", "tea"]
+    shown = positions.equivariance(tokens, 16, 5, positions.permutation("shuffle", 4, 5), positions=True)
+    np.testing.assert_allclose(heatmap(at, 0), shown.out)
+    np.testing.assert_allclose(heatmap(at, 1), shown.out_unshuffled)
+    assert len(texts(at, "warning")) == 1  # the verdict: the outputs now depend on position
+    pe = _decode(figures(at)[4]["data"][0]["z"])
+    assert pe.shape == (6, 10)
+    assert pe[1, 0] == pytest.approx(math.sin(1.0), abs=1e-12) and pe[1, 1] == pytest.approx(math.cos(1.0), abs=1e-12)
+    assert pe[5, 4] == pytest.approx(math.sin(5 / 10000 ** (4 / 10)), abs=1e-12)
+    table = at.dataframe[0].value
+    assert table.iloc[1, 0] == pytest.approx(math.sin(1.0)) and table.iloc[3, 3] == pytest.approx(
+        math.cos(3 / 10000**0.2)
+    )
+
+
+def test_positions_widgets_and_bad_input():
+    at = open_page("pages/lesson_positions.py", lang="zh", d_model="1", perm="sideways")
+    assert_clean(at)
+    assert len(texts(at, "warning")) == 2  # d_model clamped to 2, perm back to reverse
+    at.selectbox(key="lpos.perm").set_value("swap")
+    at.toggle(key="lpos.pe").set_value(True)
+    at.text_input(key="lpos.text").set_value("单")
+    at.run()
+    assert_clean(at)
+    assert catalog("zh")["lesson_positions.empty"] in texts(at, "info")
+    assert at.query_params["perm"] == "swap" and at.query_params["pe"] == "true" and at.query_params["d_model"] == "2"
+    assert len(at.get("plotly_chart")) == 1  # only the sinusoid chart without a sentence
