@@ -137,3 +137,16 @@ def fill_table(tokens: list[str], blank: str, seed: int = 0) -> list[FillResult]
     scores = demo_scores(tokens, seed)
     mask = demo_mask(len(tokens), blank)
     return [fill_result(scores, mask, d, f) for d in DTYPES for f in FILLS]
+
+
+def row_kind(row: list[float] | None) -> tuple[str, float | None]:
+    """Sum up a weight row: ('nan', None), ('zeros', 0.0), ('uniform', w) or ('other', None)."""
+    if row is None:
+        return "none", None
+    if all(math.isnan(x) for x in row):
+        return "nan", None
+    if all(x == 0 for x in row):
+        return "zeros", 0.0
+    if row and max(row) - min(row) < 1e-3 * max(abs(max(row)), 1e-12):
+        return "uniform", row[0]
+    return "other", None

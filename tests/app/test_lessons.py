@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from attnlab.lessons import COURSE, dictionary, positions, scaling
+from attnlab.lessons import COURSE, dictionary, masking, positions, scaling
 from attnlab.ui.i18n import catalog
 from tests.app.charts import _decode, figures
 from tests.app.conftest import ROOT, assert_clean, texts
@@ -221,3 +221,68 @@ def test_positions_widgets_and_bad_input():
     assert catalog("zh")["lesson_positions.empty"] in texts(at, "info")
     assert at.query_params["perm"] == "swap" and at.query_params["pe"] == "true" and at.query_params["d_model"] == "2"
     assert len(at.get("plotly_chart")) == 1  # only the sinusoid chart without a sentence
+
+
+# --- masking ---------------------------------------------------------------------------------------
+
+
+def table_rows(at, index: int) -> list[list]:
+    return at.dataframe[index].value.values.tolist()
+
+
+def test_masking_causal_rows_and_float16_refuses_minus_1e9(lang):
+    at = open_page("pages/lesson_masking.py", lang=lang)
+    assert_clean(at)
+    cat = catalog(lang)
+    tokens = ["<BOS>", "I", "like", "you", "<EOS>"]
+    check = masking.parallel_vs_sequential(tokens)
+    assert float(metric(at, lang, "lesson_masking.parallel_metric", n=5)) < 1e-12
+    rows = table_rows(at, 0)
+    assert [r[2] for r in rows] == ["<BOS>", "<BOS> I", "<BOS> I like", "<BOS> I like you", "<BOS> I like you <EOS>"]
+    assert [r[3] for r in rows] == ["I", "like", "you", "<EOS>", "—"]
+    weights = heatmap(at, 0)
+    np.testing.assert_allclose(np.nan_to_num(weights), check.weights.numpy())
+    assert np.isnan(weights[np.triu_indices(5, 1)]).all()  # blocked cells are drawn as blocked
+    # defaults: float16 with -1e9 is refused by torch, computed live
+    assert metric(at, lang, "lesson_masking.stored") == "-inf"
+    assert "overflow" in texts(at, "error")[0]
+    table = {(r[0], r[1]): r for r in table_rows(at, 1)}
+    assert table["float16", "-1e9"][2] == "-inf" and table["float16", "-1e9"][4] == cat["lesson_masking.kind_refused"]
+    assert table["bfloat16", "-1e9"][2] == "-998244352"  # not -1e9: bfloat16 keeps 8 mantissa bits
+    assert table["float32", "-1e9"][2] == "-1000000000"
+    assert table["float32", "-inf"][4] == "NaN" and table["float32", "-inf"][5] == cat["lesson_masking.kind_zeros"]
+    assert table["float32", "-1e9"][4] == cat["lesson_masking.kind_uniform"].format(w="0.2", t=5)
+
+
+def test_masking_widgets_pick_a_combination():
+    at = open_page("pages/lesson_masking.py", lang="en")
+    at.segmented_control(key="lmask.dtype").set_value("bfloat16")
+    at.segmented_control(key="lmask.fill").set_value("-inf")
+    at.run()
+    assert_clean(at)
+    assert metric(at, "en", "lesson_masking.blank_naive") == "NaN"
+    assert metric(at, "en", "lesson_masking.blank_sdpa") == "all 0"
+    assert catalog("en")["lesson_masking.verdict_nan"] in texts(at, "warning")
+    at.segmented_control(key="lmask.fill").set_value("-1e9").run()
+    assert metric(at, "en", "lesson_masking.stored") == "-998244352"
+    assert metric(at, "en", "lesson_masking.blank_naive").startswith("0.2002 each")
+    at.selectbox(key="lmask.blank").set_value("none").run()
+    assert catalog("en")["lesson_masking.verdict_none"] in texts(at, "info")
+    assert dict(at.query_params) == {
+        "text": "<BOS> I like you <EOS>",
+        "blank": "none",
+        "dtype": "bfloat16",
+        "fill": "-1e9",
+        "lang": "en",
+    }
+
+
+def test_masking_shared_url_and_bad_values():
+    at = open_page("pages/lesson_masking.py", lang="zh", text="a b c", blank="first", dtype="float64", fill="-inf")
+    assert_clean(at)
+    assert len(texts(at, "warning")) >= 1 and "dtype=float64" in texts(at, "warning")[0]
+    assert metric(at, "zh", "lesson_masking.blank_naive") == "NaN"  # float16 (the fallback) with -inf
+    assert table_rows(at, 0)[2][2] == "a b c"
+    at.text_input(key="lmask.text").set_value("   ").run()
+    assert_clean(at)
+    assert catalog("zh")["lesson_masking.empty"] in texts(at, "info")

@@ -291,3 +291,11 @@ def test_rnn_vs_attention_counts():
 
 def test_course_order():
     assert [c.url_path for c in COURSE] == ["soft-dictionary", "scaling", "positions", "masking", "cost"]
+
+
+def test_row_kind():
+    assert masking.row_kind([math.nan] * 3) == ("nan", None)
+    assert masking.row_kind([0.0, 0.0]) == ("zeros", 0.0)
+    assert masking.row_kind([0.25] * 4) == ("uniform", 0.25)
+    assert masking.row_kind([0.5, 0.25, 0.25])[0] == "other"
+    assert masking.row_kind(None) == ("none", None)
