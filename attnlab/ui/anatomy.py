@@ -89,3 +89,14 @@ def tidy_grid(fig: go.Figure, per_row: int = 4) -> go.Figure:
         if i % per_row:
             fig.layout[f"yaxis{i + 1}"].showticklabels = False
     return fig
+
+
+def blank_open_cells(fig: go.Figure) -> go.Figure:
+    """Write "−∞" only on blocked cells: Plotly draws a texttemplate on empty (NaN) cells too, so the
+    grey layer's "−∞" would otherwise sit on top of every visible number."""
+    for trace in fig.data:
+        if isinstance(trace, go.Heatmap) and trace.texttemplate == "−∞":
+            z = np.array(trace.z, dtype=float)
+            trace.text = np.where(np.isnan(z), "", "−∞").tolist()
+            trace.texttemplate = "%{text}"
+    return fig

@@ -21,6 +21,7 @@ def visit(page: str = PAGE, **query: str) -> AppTest:
     for name, value in query.items():
         at.query_params[name] = value
     at.run()
+    at.query_params.clear()  # a direct visit: only the link's own parameters, not what the Playground wrote
     for name, value in query.items():  # the Playground's first run rewrote the URL without this page's keys
         at.query_params[name] = value
     at.switch_page(page).run()
