@@ -24,6 +24,10 @@ pages = {
         st.Page("pages/lesson_masking.py", title=t("lesson_masking.title"), icon=":material/visibility_off:", url_path="masking"),
         st.Page("pages/lesson_cost.py", title=t("lesson_cost.title"), icon=":material/speed:", url_path="cost"),
     ],
+    t("benchmark.section"): [
+        st.Page("pages/benchmark.py", title=t("benchmark.nav"), icon=":material/timer:", url_path="benchmark"),
+        st.Page("pages/tiled.py", title=t("tiled.nav"), icon=":material/grid_view:", url_path="tiled"),
+    ],
 }
 page = st.navigation(pages)
 about()
