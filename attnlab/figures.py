@@ -13,21 +13,21 @@ from typing import Literal
 import numpy as np
 import plotly.graph_objects as go
 import plotly.io as pio
-from plotly.subplots import make_subplots
 
 Kind = Literal["signed", "prob", "positive"]
 SCALES = {"signed": "RdBu_r", "prob": "Blues", "positive": "Viridis"}
 BLOCKED_COLOUR = "#c8c8c8"
 TEXT_CELLS = 160  # write each cell's value on the chart when the matrix is at most this big
+BIG_CELLS = 1024  # above this many cells a chart sends float32 instead of float64
 
-pio.templates["attnlab"] = go.layout.Template(
-    layout=dict(
-        font=dict(family="Noto Sans, Noto Sans CJK SC, sans-serif", size=13),
-        margin=dict(l=10, r=10, t=36, b=10),
-        paper_bgcolor="rgba(0,0,0,0)",
-        plot_bgcolor="rgba(0,0,0,0)",
-    )
+BASE_LAYOUT = dict(
+    template="none",
+    font=dict(family="Noto Sans, Noto Sans CJK SC, sans-serif", size=13),
+    margin=dict(l=10, r=10, t=36, b=10),
+    paper_bgcolor="rgba(0,0,0,0)",
+    plot_bgcolor="rgba(0,0,0,0)",
 )
+pio.templates["attnlab"] = go.layout.Template(layout=BASE_LAYOUT)
 
 
 def label(text: str, width: int = 14) -> str:
@@ -53,14 +53,16 @@ def _zrange(m: np.ndarray, kind: Kind) -> dict:
     return {}
 
 
-def _hover_data(rows: Sequence[str], cols: Sequence[str], extra: Sequence[Sequence[str]] | None) -> np.ndarray:
-    """customdata[i][j] = (row label, column label, extra text) for the hover template."""
-    r, c = len(rows), len(cols)
-    data = np.empty((r, c, 3), dtype=object)
-    data[:, :, 0] = np.array([label(s, 40) for s in rows], dtype=object)[:, None]
-    data[:, :, 1] = np.array([label(s, 40) for s in cols], dtype=object)[None, :]
-    data[:, :, 2] = np.array(extra, dtype=object) if extra is not None else ""
-    return data
+def unique_labels(texts: Sequence[str], width: int = 16) -> list[str]:
+    """Escaped, shortened labels made distinct with zero-width spaces, so repeated tokens stay separate rows."""
+    seen: dict[str, int] = {}
+    out = []
+    for text in texts:
+        base = label(text, width)
+        n = seen.get(base, 0)
+        seen[base] = n + 1
+        out.append(base + "\u200b" * n)
+    return out
 
 
 def heatmap_traces(
@@ -75,72 +77,65 @@ def heatmap_traces(
     blocked_text: str = "blocked",
     showscale: bool = True,
     text: bool | None = None,
-) -> list[go.Heatmap]:
-    """The heatmap of `m` plus, where `m` is -inf, a grey layer that says the cell is blocked."""
+) -> list[dict]:
+    """The heatmap of `m` plus, where `m` is -inf, a grey layer that says the cell is blocked.
+
+    Traces are plain dicts: building Plotly objects property by property costs more than
+    the rest of a Playground rerun.
+    """
     m = np.asarray(m, dtype=np.float64)
     blocked = np.isneginf(m)
     z = np.where(blocked, np.nan, m)
+    z = z if z.size <= BIG_CELLS else z.astype(np.float32)  # halves the bytes of big charts
     text = m.size <= TEXT_CELLS if text is None else text
-    x, y = np.arange(m.shape[1]), np.arange(m.shape[0])
-    custom = _hover_data(rows, cols, hover_extra)
+    x, y = unique_labels(cols), unique_labels(rows)
+    where = f"{row_name}: <b>%{{y}}</b><br>{col_name}: <b>%{{x}}</b><br>"
     value = "%{z:.3f}" if kind == "prob" else "%{z:.4g}"
+    extra = {} if hover_extra is None else {"customdata": np.array(hover_extra, dtype=object)}
     traces = [
-        go.Heatmap(
+        dict(
+            type="heatmap",
             z=z,
             x=x,
             y=y,
-            customdata=custom,
             colorscale=SCALES[kind],
             showscale=showscale,
             texttemplate="%{z:.2f}" if text else None,
             xgap=1,
             ygap=1,
-            hovertemplate=f"{row_name}: <b>%{{customdata[0]}}</b><br>{col_name}: <b>%{{customdata[1]}}</b>"
-            f"<br>{value}%{{customdata[2]}}<extra></extra>",
+            hovertemplate=where + value + ("%{customdata}" if extra else "") + "<extra></extra>",
             colorbar=dict(thickness=10, len=0.9),
+            **extra,
             **_zrange(m, kind),
         )
     ]
     if blocked.any():
         traces.append(
-            go.Heatmap(
+            dict(
+                type="heatmap",
                 z=np.where(blocked, 1.0, np.nan),
                 x=x,
                 y=y,
-                customdata=custom,
-                colorscale=[[0, BLOCKED_COLOUR], [1, BLOCKED_COLOUR]],
                 showscale=False,
+                colorscale=[[0, BLOCKED_COLOUR], [1, BLOCKED_COLOUR]],
                 texttemplate="−∞",
                 xgap=1,
                 ygap=1,
                 textfont=dict(color="#444"),
-                hovertemplate=f"{row_name}: <b>%{{customdata[0]}}</b><br>{col_name}: <b>%{{customdata[1]}}</b>"
-                f"<br>−∞ ({blocked_text})<extra></extra>",
+                hovertemplate=where + f"−∞ ({blocked_text})<extra></extra>",
             )
         )
     return traces
 
 
-def _axes(fig: go.Figure, rows: Sequence[str], cols: Sequence[str], **where) -> None:
-    """Token names as tick labels (by position, so repeated tokens stay separate rows); row 0 on top."""
-    fig.update_xaxes(
-        tickmode="array",
-        tickvals=list(range(len(cols))),
-        ticktext=[label(c) for c in cols],
-        showgrid=False,
-        zeroline=False,
-        tickangle=-45 if len(cols) > 8 else 0,
-        **where,
-    )
-    fig.update_yaxes(
-        tickmode="array",
-        tickvals=list(range(len(rows))),
-        ticktext=[label(r) for r in rows],
-        autorange="reversed",
-        showgrid=False,
-        zeroline=False,
-        **where,
-    )
+def _axes(n_cols: int, x_domain=None, y_domain=None, anchor: str = "") -> tuple[dict, dict]:
+    """Category axes in token order, row 0 on top, slanted labels when there are many columns."""
+    x = dict(showgrid=False, zeroline=False, tickangle=-45 if n_cols > 8 else 0, type="category")
+    y = dict(autorange="reversed", showgrid=False, zeroline=False, type="category")
+    if x_domain is not None:
+        x.update(domain=x_domain, anchor=f"y{anchor}")
+        y.update(domain=y_domain, anchor=f"x{anchor}")
+    return x, y
 
 
 def _height(n_rows: int) -> int:
@@ -149,13 +144,22 @@ def _height(n_rows: int) -> int:
 
 
 def matrix_figure(
-    m: np.ndarray, rows: Sequence[str], cols: Sequence[str], *, title: str | None = None, **kw
+    m: np.ndarray,
+    rows: Sequence[str],
+    cols: Sequence[str],
+    *,
+    title: str | None = None,
+    col_breaks: Sequence[int] = (),
+    **kw,
 ) -> go.Figure:
-    """One matrix as a heatmap with token labels on both axes."""
-    fig = go.Figure(heatmap_traces(m, rows, cols, **kw))
-    _axes(fig, rows, cols)
-    fig.update_layout(template="attnlab", height=_height(len(rows)), title=dict(text=title, x=0.0))
-    return fig
+    """One matrix as a heatmap with token labels on both axes; thick rules before the `col_breaks` columns."""
+    xaxis, yaxis = _axes(len(cols))
+    layout = dict(BASE_LAYOUT, xaxis=xaxis, yaxis=yaxis, height=_height(len(rows)), title=dict(text=title, x=0.0))
+    layout["shapes"] = [
+        dict(type="line", x0=c - 0.5, x1=c - 0.5, y0=0, y1=1, xref="x", yref="paper", line=dict(color="#222", width=2))
+        for c in col_breaks
+    ]
+    return go.Figure(data=heatmap_traces(m, rows, cols, **kw), layout=layout)
 
 
 def grid_figure(
@@ -171,24 +175,36 @@ def grid_figure(
     n = len(mats)
     per_row = min(n, 4)
     n_rows = -(-n // per_row)
-    fig = make_subplots(
-        rows=n_rows,
-        cols=per_row,
-        subplot_titles=list(titles),
-        horizontal_spacing=0.04 + 0.02 * (per_row < 3),
-        vertical_spacing=0.12 / n_rows,
-    )
-    kind = kw.get("kind", "signed")
-    shared = _zrange(np.concatenate([np.asarray(m, dtype=float).ravel() for m in mats]), kind)
+    gap_x, gap_y = 0.05, 0.12 / n_rows
+    width, height = (1 - gap_x * (per_row - 1)) / per_row, (1 - gap_y * (n_rows - 1)) / n_rows
+    shared = _zrange(np.concatenate([np.asarray(m, dtype=float).ravel() for m in mats]), kw.get("kind", "signed"))
+    data, layout = [], dict(BASE_LAYOUT, height=_height(len(rows)) * n_rows, annotations=[])
+    layout["margin"] = dict(BASE_LAYOUT["margin"], t=40)
     for i, m in enumerate(mats):
+        r, c = divmod(i, per_row)
+        x0, y1 = c * (width + gap_x), 1 - r * (height + gap_y)
+        suffix = "" if i == 0 else str(i + 1)
+        layout[f"xaxis{suffix}"], layout[f"yaxis{suffix}"] = _axes(
+            len(cols), [x0, x0 + width], [y1 - height, y1], suffix
+        )
         extra = hover_extra[i] if hover_extra else None
         traces = heatmap_traces(m, rows, cols, hover_extra=extra, showscale=i == 0, **kw)
-        traces[0].update(**shared)  # traces[0] is the values; any other is the blocked layer
-        for trace in traces:
-            fig.add_trace(trace, row=i // per_row + 1, col=i % per_row + 1)
-        _axes(fig, rows, cols, row=i // per_row + 1, col=i % per_row + 1)
-    fig.update_layout(template="attnlab", height=_height(len(rows)) * n_rows, margin=dict(t=40))
-    return fig
+        traces[0].update(shared)  # traces[0] is the values; any other is the blocked layer
+        data += [dict(trace, xaxis=f"x{suffix}", yaxis=f"y{suffix}") for trace in traces]
+        layout["annotations"].append(
+            dict(
+                text=label(titles[i], 40),
+                x=x0 + width / 2,
+                y=y1,
+                xref="paper",
+                yref="paper",
+                xanchor="center",
+                yanchor="bottom",
+                showarrow=False,
+                font=dict(size=14),
+            )
+        )
+    return go.Figure(data=data, layout=layout)
 
 
 def head_columns_figure(d_model: int, n_heads: int, head_names: Sequence[str]) -> go.Figure:

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import numpy as np
-import plotly.graph_objects as go
 import streamlit as st
 
 from attnlab.figures import dim_labels, grid_figure, matrix_figure
 from attnlab.pipeline import LabResult, score_hover
 from attnlab.ui.i18n import t
 from attnlab.ui.widgets import chart, keep_choice, shape_text, stage
+
+
+HOVER_TERMS_MAX_T = 16  # past this, spelling out every dot product costs more than it shows
 
 
 def head_picker(n_heads: int, key: str) -> int:
@@ -34,11 +36,9 @@ def _draw(mats: list[np.ndarray], rows, cols, key: str, *, titles=None, hover=No
     chart(fig, key)
 
 
-def _head_lines(fig: go.Figure, d_model: int, d_k: int) -> go.Figure:
-    """Vertical rules between the column blocks that belong to different heads."""
-    for h in range(1, d_model // d_k):
-        fig.add_vline(x=h * d_k - 0.5, line=dict(color="#222", width=2))
-    return fig
+def _head_breaks(d_model: int, d_k: int) -> list[int]:
+    """The columns where a new head's block starts."""
+    return list(range(d_k, d_model, d_k))
 
 
 def render(result: LabResult, view: int, causal: bool) -> None:
@@ -74,8 +74,11 @@ def render(result: LabResult, view: int, causal: bool) -> None:
                 shape_text(letter, ["T", "d_model"], [t_len, d_model]),
                 t("stages.split_note", d_k=d_k),
             )
-            fig = matrix_figure(full.numpy(), tokens, dim_labels(d_model), row_name=tok, col_name=dim)
-            chart(_head_lines(fig, d_model, d_k), f"st.{letter}")
+            breaks = _head_breaks(d_model, d_k)
+            fig = matrix_figure(
+                full.numpy(), tokens, dim_labels(d_model), row_name=tok, col_name=dim, col_breaks=breaks
+            )
+            chart(fig, f"st.{letter}")
         else:
             h = view - 1
             stage(
@@ -88,7 +91,11 @@ def render(result: LabResult, view: int, causal: bool) -> None:
             chart(matrix_figure(part, tokens, head_dims[h], row_name=tok, col_name=dim), f"st.{letter}")
 
     square = dict(row_name=query, col_name=key_name)
-    scores_hover = [score_hover(heads.q[h].numpy(), heads.k[h].numpy(), "q·k =") for h in shown]
+    scores_hover = (
+        None
+        if t_len > HOVER_TERMS_MAX_T
+        else [score_hover(heads.q[h].numpy(), heads.k[h].numpy(), "q·k =") for h in shown]
+    )
     stage(
         5,
         t("stages.scores"),
@@ -170,8 +177,11 @@ def render(result: LabResult, view: int, causal: bool) -> None:
         shape_text("Concat", ["T", "H·d_k"], [t_len, d_model]),
         t("stages.concat_note", h=n_heads),
     )
-    fig = matrix_figure(steps.concat.numpy(), tokens, dim_labels(d_model), row_name=tok, col_name=dim)
-    chart(_head_lines(fig, d_model, d_k), "st.concat")
+    breaks = _head_breaks(d_model, d_k)
+    chart(
+        matrix_figure(steps.concat.numpy(), tokens, dim_labels(d_model), row_name=tok, col_name=dim, col_breaks=breaks),
+        "st.concat",
+    )
 
     stage(
         11,
