@@ -12,6 +12,7 @@ from plotly.subplots import make_subplots
 
 from attnlab.figures import label
 
+BOTTOM_LEGEND = dict(orientation="h", yanchor="top", y=-0.25, x=0.0)  # below the plots: subplot titles sit on top
 COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f")
 
 
@@ -21,11 +22,11 @@ def _esc(text: str) -> str:
 
 
 def _layout(fig: go.Figure, title: str | None, height: int = 320, **kw) -> go.Figure:
+    kw.setdefault("legend", dict(orientation="h", yanchor="bottom", y=1.02, x=0.0))
     fig.update_layout(
         template="attnlab",
         height=height,
         title=dict(text=_esc(title) if title else None, x=0.0),
-        legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0.0),
         margin=dict(l=10, r=10, t=60 if title else 30, b=10),
         **kw,
     )
@@ -169,7 +170,7 @@ def saturation_figure(
         fig.update_xaxes(type="log", title="d_k", row=1, col=col)
     fig.add_hline(y=1.0 / n_keys, line_dash="dash", line_color="#aaa", row=1, col=1)
     fig.add_hline(y=float(np.log(n_keys)), line_dash="dash", line_color="#aaa", row=1, col=2)
-    return _layout(fig, None, 340)
+    return _layout(fig, None, 370, legend=BOTTOM_LEGEND)
 
 
 def loglog_figure(
@@ -238,7 +239,7 @@ def rnn_figure(t_max: int, user_t: int, names: dict[str, str], d: int) -> go.Fig
         fig.add_vline(x=user_t, line_dash="dot", line_color="#555", row=1, col=col)
         fig.update_xaxes(type="log", title="T", row=1, col=col)
         fig.update_yaxes(type="log", row=1, col=col)
-    return _layout(fig, None, 340)
+    return _layout(fig, None, 370, legend=BOTTOM_LEGEND)
 
 
 def pe_figure(pe: np.ndarray, title: str, x_title: str, y_title: str) -> go.Figure:

@@ -203,10 +203,16 @@ cols[1].number_input(
 state.save(SCOPE, PARAMS)
 rnn_t, rnn_d = int(st.session_state[K["rnn_t"]]), int(st.session_state[K["rnn_d"]])
 r = lesson.rnn_vs_attention(rnn_t, rnn_d)
-m = st.columns(3)
-m[0].metric(t("lesson_cost.rnn_steps"), t("lesson_cost.rnn_vs", rnn=r.rnn_steps, attn=r.attn_steps))
-m[1].metric(t("lesson_cost.rnn_path"), t("lesson_cost.rnn_vs", rnn=r.rnn_path, attn=r.attn_path))
-m[2].metric(t("lesson_cost.rnn_flops"), t("lesson_cost.rnn_vs", rnn=f"{r.rnn_flops:.3g}", attn=f"{r.attn_flops:.3g}"))
+st.dataframe(
+    pd.DataFrame(
+        {
+            t("lesson_cost.rnn_name"): [str(r.rnn_steps), str(r.rnn_path), f"{r.rnn_flops:.3g}"],
+            t("lesson_cost.attn_name"): [str(r.attn_steps), str(r.attn_path), f"{r.attn_flops:.3g}"],
+        },
+        index=[t("lesson_cost.rnn_steps"), t("lesson_cost.rnn_path"), t("lesson_cost.rnn_flops")],
+    ),
+    width="stretch",
+)
 names = {
     "steps_title": t("lesson_cost.rnn_chart_steps"),
     "flops_title": t("lesson_cost.rnn_chart_flops"),
