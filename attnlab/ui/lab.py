@@ -150,10 +150,9 @@ def check_panel(result: LabResult) -> None:
         box.success(verdict, icon=":material/check_circle:")
     else:
         box.error(verdict, icon=":material/error:")
-    rows = [(t("lab.check_head", h=h + 1), "SDPA", err) for h, err in enumerate(check.sdpa_per_head)]
-    rows.append(("W_O", "MHA", check.mha))
-    frame = pd.DataFrame(rows, columns=[t("lab.check_where"), t("lab.check_against"), "max |Δ|"])
-    frame["max |Δ|"] = frame["max |Δ|"].map(lambda e: f"{e:.1e}")
+    rows = [(f"{t('lab.check_head', h=h + 1)} ↔ SDPA", err) for h, err in enumerate(check.sdpa_per_head)]
+    rows.append(("W_O ↔ MHA", check.mha))
+    frame = pd.DataFrame([(where, f"{err:.1e}") for where, err in rows], columns=[t("lab.check_where"), "max |Δ|"])
     box.dataframe(frame, hide_index=True, width="stretch")
     box.caption(t("lab.check_caption", tol=f"{check.tolerance:.0e}"))
 

@@ -28,10 +28,10 @@ def figures(at: AppTest) -> list[dict]:
 def heatmap_values(at: AppTest, index: int) -> list[np.ndarray]:
     """The z matrices (NaN where blocked) of the value heatmaps in one chart, panel by panel."""
     fig = figures(at)[index]
-    return [_decode(tr["z"]) for tr in fig["data"] if tr.get("type") == "heatmap" and tr.get("texttemplate") != "−∞"]
+    return [_decode(tr["z"]) for tr in fig["data"] if tr.get("type") == "heatmap" and tr.get("name") != "blocked"]
 
 
 def blocked_cells(at: AppTest, index: int) -> list[np.ndarray]:
     """Boolean masks of the cells drawn as −∞ in one chart."""
     fig = figures(at)[index]
-    return [~np.isnan(_decode(tr["z"])) for tr in fig["data"] if tr.get("texttemplate") == "−∞"]
+    return [~np.isnan(_decode(tr["z"])) for tr in fig["data"] if tr.get("name") == "blocked"]
