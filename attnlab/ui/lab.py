@@ -155,6 +155,9 @@ def check_panel(result: LabResult) -> None:
     frame = pd.DataFrame([(where, f"{err:.1e}") for where, err in rows], columns=[t("lab.check_where"), "max |Δ|"])
     box.dataframe(frame, hide_index=True, width="stretch")
     box.caption(t("lab.check_caption", tol=f"{check.tolerance:.0e}"))
+    worst = max(check.sdpa_per_head + [check.mha])
+    icon = ":material/check_circle:" if check.passed else ":material/error:"
+    st.caption(f"{icon} {verdict} · max |Δ| = {worst:.1e} ({t('lab.check_where_more')})")
 
 
 def _slices(d_model: int, heads: int) -> list[str]:
