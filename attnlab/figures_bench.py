@@ -8,6 +8,7 @@ from the page and are escaped here all the same.
 from __future__ import annotations
 
 import html
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -71,14 +72,47 @@ def _style(name: str, index_by_impl: dict[str, int]) -> dict:
     return dict(color=colour, dash=DASHES[n % len(DASHES)])
 
 
-def _layout(fig: go.Figure, title: str, x_title: str, y_title: str, log_y: bool = True) -> go.Figure:
-    fig.update_xaxes(type="log", title=_esc(x_title))
-    fig.update_yaxes(type="log" if log_y else "linear", title=_esc(y_title), rangemode="tozero" if not log_y else None)
+def decade_ticks(values: Sequence[float]) -> tuple[list[float], list[str]]:
+    """1-2-5 ticks covering the values on a log axis, written plainly ('0.05', '2', '100')."""
+    pos = [float(v) for v in values if v and v > 0]
+    if not pos:
+        return [], []
+    lo, hi = math.floor(math.log10(min(pos))), math.ceil(math.log10(max(pos)))
+    steps = (1, 2, 5) if hi - lo <= 3 else (1,)
+    ticks = [m * 10.0**e for e in range(lo, hi + 1) for m in steps]
+    ticks = [x for x in ticks if min(pos) / 2.5 <= x <= max(pos) * 2.5]
+    return ticks, [f"{x:g}" for x in ticks]
+
+
+def binary_ticks(values: Sequence[float]) -> tuple[list[float], list[str]]:
+    """Powers of two covering byte counts on a log axis, written as '4.0 KiB', at most about 8 of them."""
+    pos = [float(v) for v in values if v and v > 0]
+    if not pos:
+        return [], []
+    lo, hi = math.floor(math.log2(min(pos))), math.ceil(math.log2(max(pos)))
+    step = max(1, -(-(hi - lo) // 7))
+    ticks = [2.0**e for e in range(lo, hi + 1, step)]
+    return ticks, [format_bytes(x) for x in ticks]
+
+
+def _layout(
+    fig: go.Figure,
+    title: str,
+    x_title: str,
+    y_title: str,
+    log_y: bool = True,
+    y_ticks: tuple[list[float], list[str]] | None = None,
+) -> go.Figure:
+    xs = sorted({x for tr in fig.data for x in (tr.x or ())})
+    fig.update_xaxes(type="log", title=_esc(x_title), tickvals=xs, ticktext=[str(x) for x in xs])
+    fig.update_yaxes(type="log" if log_y else "linear", title=_esc(y_title), rangemode=None if log_y else "tozero")
+    if y_ticks and y_ticks[0]:
+        fig.update_yaxes(tickvals=y_ticks[0], ticktext=y_ticks[1])
     fig.update_layout(
         template="attnlab",
-        height=380,
+        height=400,
         title=dict(text=_esc(title), x=0.0),
-        legend=dict(orientation="h", yanchor="top", y=-0.18, x=0.0),
+        legend=dict(orientation="h", yanchor="top", y=-0.25, x=0.0),
         margin=dict(l=10, r=10, t=40, b=10),
         hovermode="closest",
     )
@@ -117,7 +151,8 @@ def time_figure(
                 "<br>p20–p80: %{customdata[0]:.4g}–%{customdata[1]:.4g} ms<extra></extra>",
             )
         )
-    return _layout(fig, title, x_title, y_title)
+    values = [v for r in series(rows, **kw).values() for x in r for v in (x["p20_ms"], x["p80_ms"])]
+    return _layout(fig, title, x_title, y_title, y_ticks=decade_ticks(values))
 
 
 def memory_figure(
@@ -143,7 +178,8 @@ def memory_figure(
                 hovertemplate=f"{_esc(name)}<br>T=%{{x}}<br>%{{customdata}}<extra></extra>",
             )
         )
-    return _layout(fig, title, x_title, y_title)
+    values = [y for tr in fig.data for y in tr.y]
+    return _layout(fig, title, x_title, y_title, y_ticks=binary_ticks(values))
 
 
 def tflops_figure(

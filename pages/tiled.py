@@ -19,7 +19,6 @@ from attnlab.ui.widgets import chart
 
 SCOPE = "tiled"
 MAX_T = 12
-MAX_STEPS = MAX_T * MAX_T
 PARAMS = (
     Param("T", 6, int_in(1, MAX_T, 6)),
     Param("d", 4, int_in(1, 8, 4)),
@@ -27,7 +26,7 @@ PARAMS = (
     Param("bk", 2, int_in(1, MAX_T, 2)),
     Param("causal", False, boolean(False), dump_bool),
     Param("seed", 0, int_in(0, 999_999, 0)),
-    Param("step", 1, int_in(1, MAX_STEPS, 1)),
+    Param("step", 1, int_in(1, 999_999, 1)),  # past the last step: clamped below, and said
 )
 K = {p.name: state.key(SCOPE, p.name) for p in PARAMS}
 
@@ -47,7 +46,7 @@ state.load(SCOPE, PARAMS)
 st.title(t("tiled.title"))
 st.caption(t("tiled.intro"))
 
-cols = st.columns([1, 1, 1, 1, 1, 1], vertical_alignment="bottom")
+cols = st.columns([0.8, 0.8, 1.2, 1.2, 1, 1.3], vertical_alignment="bottom")
 cols[0].number_input("T", 1, MAX_T, step=1, key=K["T"], help=t("tiled.t_help"), persist_state="session")
 cols[1].number_input("d", 1, 8, step=1, key=K["d"], help=t("tiled.d_help"), persist_state="session")
 cols[2].number_input(t("tiled.bq"), 1, MAX_T, step=1, key=K["bq"], persist_state="session")
@@ -72,14 +71,16 @@ state.show_problems(SCOPE)
 with st.expander(t("tiled.idea_title"), expanded=True):
     st.markdown(t("tiled.idea"))
     st.latex(
-        r"m' = \max\!\big(m,\ \max_j S_{ij}\big),\quad "
-        r"l' = e^{m-m'}\,l + \sum_j e^{S_{ij}-m'},\quad "
-        r"\mathrm{acc}' = e^{m-m'}\,\mathrm{acc} + \sum_j e^{S_{ij}-m'}\,V_j,\quad "
-        r"O = \mathrm{acc}/l"
+        r"\begin{aligned}"
+        r"m' &= \max\!\big(m,\ \textstyle\max_j S_{ij}\big), &"
+        r"l' &= e^{m-m'}\,l + \textstyle\sum_j e^{S_{ij}-m'},\\"
+        r"\mathrm{acc}' &= e^{m-m'}\,\mathrm{acc} + \textstyle\sum_j e^{S_{ij}-m'}\,V_j, &"
+        r"O &= \mathrm{acc}\,/\,l"
+        r"\end{aligned}"
     )
 
 if n_steps > 1:
-    nav = st.columns([1, 8, 1], vertical_alignment="bottom")
+    nav = st.columns([1.6, 6, 1.6], vertical_alignment="bottom")
     nav[0].button(t("tiled.prev"), on_click=move, args=(-1, n_steps), icon=":material/chevron_left:", width="stretch")
     nav[1].slider(t("tiled.step"), 1, n_steps, key=K["step"], persist_state="session")
     nav[2].button(t("tiled.next"), on_click=move, args=(1, n_steps), icon=":material/chevron_right:", width="stretch")

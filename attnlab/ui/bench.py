@@ -125,7 +125,11 @@ def results_frame(doc: dict) -> pd.DataFrame:
                 t("benchmark.col_status"): r["status"],
             }
         )
-    return pd.DataFrame(rows)
+    frame = pd.DataFrame(rows)
+    share = t("benchmark.col_share")
+    if not frame.empty and not frame[share].astype(bool).any():  # no known peak: no empty column
+        frame = frame.drop(columns=share)
+    return frame
 
 
 def csv_text(doc: dict) -> str:
