@@ -6,6 +6,8 @@ one page can be traced on another, and every one of them puts it in the URL (con
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pandas as pd
 import streamlit as st
 
@@ -19,11 +21,13 @@ from attnlab.pipeline import (
     encode_edits,
     merge_editor_changes,
     run_lab,
+    seeded_weights,
 )
 from attnlab.tokens import MAX_TOKENS
 from attnlab.ui import state
 from attnlab.ui.i18n import t
 from attnlab.ui.widgets import keep_choice
+from attnlab.weights_io import WeightsError, edits_between, load_weights, to_json
 
 SCOPE = "lab"
 MAX_D_MODEL = 64
@@ -42,6 +46,8 @@ PARAMS = (
 )
 K = {p.name: state.key(SCOPE, p.name) for p in PARAMS}
 EDITS, VERSION, CELL_PROBLEMS = "lab.edits", "lab.edits_version", "lab.cell_problems"
+MAX_URL_EDITS = 256  # a link longer than this many cells is no longer something to paste in a chat
+UPLOAD_PROBLEM = "lab.upload_problem"
 SYMBOL = {"w_q": "W_Q", "w_k": "W_K", "w_v": "W_V", "w_o": "W_O"}
 
 
@@ -73,9 +79,10 @@ def config() -> LabConfig:
 
 
 def save() -> None:
-    """Put the settings (and any edited cells) in the URL."""
+    """Put the settings (and the edited cells, when few enough for a link) in the URL."""
     edits = st.session_state[EDITS]
-    state.save(SCOPE, PARAMS, {"edits": encode_edits(edits)} if edits else None)
+    fits = 0 < len(edits) <= MAX_URL_EDITS
+    state.save(SCOPE, PARAMS, {"edits": encode_edits(edits)} if fits else None)
 
 
 def controls() -> None:
@@ -242,5 +249,52 @@ def weights_editor(result: LabResult) -> None:
             key=f"lab.editor.{name}.{view}.{st.session_state[VERSION]}",
             column_config={c: st.column_config.NumberColumn(c, format="%.4f") for c in frame.columns},
         )
-        if st.session_state[EDITS]:
-            st.caption(t("lab.edited_cells", n=len(st.session_state[EDITS])))
+        n_edits = len(st.session_state[EDITS])
+        if n_edits > MAX_URL_EDITS:
+            st.info(t("lab.too_many_for_link", n=n_edits, cap=MAX_URL_EDITS), icon=":material/link_off:")
+        elif n_edits:
+            st.caption(t("lab.edited_cells", n=n_edits))
+        weights_files(result)
+
+
+def weights_files(result: LabResult) -> None:
+    """Download the current weights as JSON; upload JSON, .npz or safetensors (never a pickle)."""
+    left, right = st.columns([1, 2], vertical_alignment="bottom")
+    left.download_button(
+        t("lab.download"),
+        to_json(result.weights),
+        file_name=f"attnlab-weights-d{result.weights.d_model}.json",
+        mime="application/json",
+        icon=":material/download:",
+        width="stretch",
+    )
+    right.file_uploader(
+        t("lab.upload", cap=MAX_D_MODEL),
+        type=["json", "npz", "safetensors"],
+        key="lab.upload",
+        on_change=take_upload,
+        help=t("lab.upload_help"),
+    )
+    problem = st.session_state.get(UPLOAD_PROBLEM)
+    if problem:
+        reason, fmt = problem
+        st.error(t(f"lab.upload_{reason}", **fmt), icon=":material/block:")
+
+
+def take_upload() -> None:
+    """Replace the weights with an uploaded file: d_model follows the file, cells become overrides."""
+    upload = st.session_state.get("lab.upload")
+    st.session_state[UPLOAD_PROBLEM] = None
+    if upload is None:
+        return
+    try:
+        weights = load_weights(upload.name, upload.getvalue())
+    except WeightsError as bad:
+        st.session_state[UPLOAD_PROBLEM] = (bad.reason, bad.fmt)
+        return
+    st.session_state[K["d_model"]] = weights.d_model
+    fit_heads()
+    base = seeded_weights(replace(config(), d_model=weights.d_model, edits=()))
+    st.session_state[EDITS] = edits_between(base, weights)
+    st.session_state[CELL_PROBLEMS] = []
+    st.session_state[VERSION] += 1

@@ -183,3 +183,41 @@ def test_bad_edits_in_the_url_are_reported():
     at = open_page(edits="q0.1=0.5;q99.0=1;zz")
     assert_clean(at)
     assert any("q99.0=1" in w and "zz" in w for w in texts(at, "warning"))
+
+
+def test_uploaded_weights_replace_the_matrices_and_set_d_model():
+    from attnlab.multihead import MultiHeadWeights
+    from attnlab.weights_io import to_json
+
+    uploaded = MultiHeadWeights.random(4, seed=99)
+    at = open_page()
+    at.file_uploader(key="lab.upload").set_value(("mine.json", to_json(uploaded), "application/json")).run()
+    assert_clean(at)
+    assert at.session_state["lab.d_model"] == 4
+    assert heatmap_values(at, X)[0].shape == (6, 4)
+    expected = run_lab(LabConfig(d_model=4))
+    np.testing.assert_allclose(heatmap_values(at, Q)[0], (expected.x @ uploaded.w_q).numpy())
+    shared = open_page(**{k: at.query_params[k] for k in at.query_params})  # 64 cells fit in the link
+    np.testing.assert_allclose(heatmap_values(shared, OUT)[0], heatmap_values(at, OUT)[0])
+
+
+def test_weights_past_the_link_cap_are_not_put_in_the_url_and_the_page_says_so():
+    from attnlab.multihead import MultiHeadWeights
+    from attnlab.weights_io import to_json
+
+    at = open_page()
+    at.file_uploader(key="lab.upload").set_value(("big.json", to_json(MultiHeadWeights.random(16, 5)), "x")).run()
+    assert_clean(at)
+    assert "edits" not in at.query_params
+    assert any("1024" in i and "256" in i for i in texts(at, "info"))
+
+
+def test_a_pickled_upload_is_refused_and_the_weights_stay(lang):
+    import pickle
+
+    at = open_page(lang=lang)
+    before = heatmap_values(at, OUT)[0]
+    at.file_uploader(key="lab.upload").set_value(("evil.json", pickle.dumps([1, 2]), "application/json")).run()
+    assert_clean(at)
+    assert catalog(lang)["lab.upload_pickle_refused"] in texts(at, "error")
+    np.testing.assert_allclose(heatmap_values(at, OUT)[0], before)
