@@ -1,0 +1,73 @@
+"""Multi-head, Cross-attention and Neuron pages in a real headless Chromium: charts, widgets, shared links."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.e2e.conftest import open_app, settle
+
+pytestmark = pytest.mark.e2e
+
+
+@pytest.fixture(autouse=True, scope="module")
+def router_has_run(browser, server):
+    """Open "/" once first: until app.py has run st.navigation in this server, Streamlit resolves a
+    deep link such as /multihead against the pages/ folder (running the page without the router)
+    or says "Page not found" (/cross). A real deployment has served "/" long before."""
+    context = browser.new_context()
+    tab = context.new_page()
+    open_app(tab, server, "/")
+    context.close()
+
+
+def chart_count(tab) -> int:
+    """Plotly charts that have drawn (each draws several .main-svg layers, so count the charts)."""
+    return tab.locator('[data-testid="stPlotlyChart"]:has(.main-svg)').count()
+
+
+def main_text(tab) -> str:
+    return tab.locator('[data-testid="stMain"]').inner_text()
+
+
+def no_exception(tab) -> bool:
+    return tab.locator('[data-testid="stException"]').count() == 0
+
+
+def test_multihead_renders_in_chinese_and_dropout_adds_a_chart(page, server):
+    open_app(page, server, "/multihead?lang=zh&heads=4")
+    assert chart_count(page) == 12 and no_exception(page)
+    text = main_text(page)
+    assert "拆开看多头注意力" in text and "与 PyTorch 一致" in text
+    box = page.locator('[data-testid="stTextInput"] input').nth(1)  # 0: the Playground's text, 1: dropout p
+    box.fill("0.5")
+    box.press("Enter")
+    settle(page)
+    assert "p=0.5" in page.url and "heads=4" in page.url
+    assert chart_count(page) == 13 and no_exception(page)
+
+
+def test_cross_link_with_every_source_token_padded(page, server):
+    open_app(page, server, "/cross?src=a+b&tgt=x+y+z&pad=0,1&lang=en")
+    assert no_exception(page)
+    text = main_text(page)
+    assert "hides every source token" in text and "saw nothing" in text
+    assert page.locator('[data-testid="stTextInput"] input').first.input_value() == "a b"
+    assert chart_count(page) == 5  # no bottleneck chart: there is no visible source state to average
+
+
+def test_neuron_thinking_machines_numbers(page, server):
+    open_app(page, server, "/neuron?preset=thinking")
+    assert no_exception(page) and chart_count(page) == 5
+    text = main_text(page)
+    assert "112" in text and "96" in text and "0.88" in text and "0.12" in text
+
+
+def test_playground_token_chip_opens_the_neuron_view(page, server):
+    open_app(page, server, "/?text=I+like+you&d_model=4")
+    page.locator('[data-testid="stMain"] [data-testid="stButtonGroup"] button').filter(has_text="like").first.click()
+    settle(page)
+    page.locator('[data-testid="stPageLink-NavLink"]').filter(has_text="Neuron").first.click()
+    settle(page)
+    assert "/neuron" in page.url and "q=1" in page.url and "text=I+like+you" in page.url and "d_model=4" in page.url
+    assert "Query like (position 1)" in main_text(page)
+    assert chart_count(page) == 5 and no_exception(page)
