@@ -88,7 +88,7 @@ def save() -> None:
 def controls() -> None:
     """Text, sizes, seed, mask and start of the weights, laid out for wide and narrow screens."""
     st.text_input(t("lab.text"), key=K["text"], help=t("lab.text_help", cap=MAX_TOKENS), persist_state="session")
-    cols = st.columns([2, 2, 2, 4, 3, 3], vertical_alignment="bottom")
+    cols = st.columns(3, vertical_alignment="bottom")
     cols[0].number_input(
         "d_model",
         min_value=2,
@@ -113,7 +113,8 @@ def controls() -> None:
         persist_state="session",
     )
     keep_choice(K["init"], INITS, DEFAULT.init)
-    cols[3].segmented_control(
+    cols = st.columns([2, 1, 1], vertical_alignment="center")
+    cols[0].segmented_control(
         t("lab.init"),
         INITS,
         format_func={v: t(f"lab.init_{v}") for v in INITS}.get,
@@ -122,8 +123,8 @@ def controls() -> None:
         help=t("lab.init_help"),
         persist_state="session",
     )
-    cols[4].toggle(t("lab.causal"), key=K["causal"], help=t("lab.causal_help"), persist_state="session")
-    cols[5].toggle(t("lab.pe"), key=K["pe"], help=t("lab.pe_help"), persist_state="session")
+    cols[1].toggle(t("lab.causal"), key=K["causal"], help=t("lab.causal_help"), persist_state="session")
+    cols[2].toggle(t("lab.pe"), key=K["pe"], help=t("lab.pe_help"), persist_state="session")
 
 
 def fit_heads() -> None:
