@@ -14,5 +14,7 @@ for n, lesson in enumerate(COURSE, start=1):
         st.caption(t("lessons.step", n=n))
         st.markdown(f"#### {t(f'lesson_{lesson.slug}.title')}")
         st.markdown(t(f"lessons.{lesson.slug}_teaches"))
-        st.page_link(lesson.page, label=t("lessons.open"), icon=":material/arrow_forward:")
+        # An st.Page (not the bare file path) so the link goes to /<url_path>, the address the router serves.
+        target = st.Page(lesson.page, title=t(f"lesson_{lesson.slug}.title"), url_path=lesson.url_path)
+        st.page_link(target, label=t("lessons.open"), icon=":material/arrow_forward:")
 st.caption(t("lessons.share"))

@@ -1,0 +1,81 @@
+"""The lesson pages in a real headless Chromium: charts draw, a widget change updates the numbers and the link,
+and a shared link reproduces what its sender saw."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.e2e import conftest
+from tests.e2e.conftest import settle
+
+pytestmark = pytest.mark.e2e
+
+
+def open_app(tab, server: str, path: str) -> None:
+    """conftest.open_app, then close Streamlit's "Page not found" modal if it came up: on the first load of a
+    freshly started server, a page other than the default one gets that modal over the right page
+    (streamlit/streamlit#9992), and the modal makes the page inert until it is closed."""
+    conftest.open_app(tab, server, path)
+    dialog = tab.locator('[role="dialog"]').filter(has_text="Page not found")
+    if dialog.count():
+        tab.keyboard.press("Escape")
+        dialog.wait_for(state="detached", timeout=5_000)
+
+
+def chart_count(tab) -> int:
+    """Plotly charts that have drawn (one per st.plotly_chart, however many SVG layers each has)."""
+    return tab.locator('[data-testid="stPlotlyChart"]:has(.main-svg)').count()
+
+
+def metric_value(tab, label: str) -> str:
+    """The value shown under the metric whose label contains `label`."""
+    box = tab.locator('[data-testid="stMetric"]').filter(has_text=label).first
+    return box.locator('[data-testid="stMetricValue"]').inner_text().strip()
+
+
+def no_exception(tab) -> bool:
+    return tab.locator('[data-testid="stException"]').count() == 0
+
+
+def test_overview_leads_to_the_first_lesson(page, server):
+    open_app(page, server, "/lessons?lang=en")
+    assert page.get_by_text("Attention in five lessons").is_visible()
+    assert page.get_by_text("Open the lesson").count() == 5
+    page.get_by_text("Open the lesson").first.click()
+    settle(page)
+    assert "/soft-dictionary" in page.url
+    assert chart_count(page) == 3 and no_exception(page)
+    assert metric_value(page, "Looked-up value") == "8"
+
+
+def test_dictionary_weight_edit_updates_the_sum_and_the_link(page, server):
+    open_app(page, server, "/soft-dictionary?lang=en")
+    assert metric_value(page, "Looked-up value") == "8"
+    box = page.locator('[data-testid="stNumberInput"]').filter(has_text="chair").nth(1).locator("input")
+    box.fill("0.5")
+    box.press("Enter")
+    settle(page)
+    assert metric_value(page, "Looked-up value") == "9"  # 0.6*10 + 0.4*5 + 0.5*2
+    assert "w_chair=0.5" in page.url
+
+
+def test_shared_links_reproduce_positions_and_masking(page, server):
+    open_app(page, server, "/positions?lang=zh&text=I+like+green+tea&pe=true&perm=swap&d_model=16")
+    assert chart_count(page) == 5 and no_exception(page)
+    assert page.get_by_text("加上位置编码", exact=True).is_visible()
+    assert float(metric_value(page, "最大差值（无位置编码）")) < 1e-12
+    assert float(metric_value(page, "最大差值（有位置编码）")) > 1e-3
+    open_app(page, server, "/masking?lang=en&dtype=bfloat16&fill=-1e9")
+    assert metric_value(page, "Stored as") == "-998244352"
+    page.get_by_text("float16", exact=True).first.click()
+    settle(page)
+    assert metric_value(page, "Stored as") == "-inf"
+    assert page.get_by_text("masked_fill refuses").is_visible()
+    assert "dtype=float16" in page.url
+
+
+def test_cost_measures_live_and_draws(page, server):
+    open_app(page, server, "/cost?lang=en&t_min=64&t_max=512&rnn_t=100")
+    assert chart_count(page) == 3 and no_exception(page)
+    assert float(metric_value(page, "Fitted slope, memory")) == pytest.approx(1.85, abs=0.15)
+    assert float(metric_value(page, "Time spent measuring").split()[0]) < 2.0
