@@ -31,7 +31,7 @@ def no_recordings(tmp_path, monkeypatch):
 def visit(**query: str) -> AppTest:
     """A visitor of /benchmark?<query> (the router's first run shows the Playground, whose URL is dropped)."""
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
-    at.query_params["lang"] = query.get("lang", "en")
+    at.query_params.update(lang=query.get("lang", "en"), text="a", d_model="2", heads="1")  # a light Playground
     at.run()
     for name in list(at.query_params):
         del at.query_params[name]

@@ -1,0 +1,75 @@
+"""The Benchmark and Tiled attention pages in a real headless Chromium: charts draw, a widget change
+updates them, a shared link reproduces the state."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.e2e.conftest import open_app, settle
+
+pytestmark = pytest.mark.e2e
+TINY = "seq=16,32&heads=1&head_dim=8&impls=explicit,tiled,sdpa"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def router_seen(browser, server):
+    """Open the app's root once before deep links.
+
+    Streamlit 1.67 runs a fresh server in its old pages/-folder mode until some session has run app.py
+    (st.navigation switches that off), so the very first deep link of a server skips the router.
+    """
+    tab = browser.new_page()
+    open_app(tab, server, "/?text=a&d_model=2&heads=1")  # a light Playground
+    tab.close()
+
+
+def chart_count(tab) -> int:
+    """How many Plotly charts have drawn (a chart holds several .main-svg layers)."""
+    return tab.locator('[data-testid="stPlotlyChart"]:has(.main-svg)').count()
+
+
+def chart_text(tab, index: int) -> str:
+    """All text Plotly drew in one chart (ticks, legend, cell values)."""
+    return (
+        tab.locator('[data-testid="stPlotlyChart"]')
+        .nth(index)
+        .evaluate("el => Array.from(el.querySelectorAll('svg text')).map(t => t.textContent).join('|')")
+    )
+
+
+def run(tab) -> None:
+    tab.locator('[data-testid="stBaseButton-primary"]').click()  # the page's only primary button
+    tab.wait_for_timeout(500)
+    settle(tab)
+
+
+def test_benchmark_runs_and_draws_then_a_new_setting_redraws(page, server):
+    open_app(page, server, f"/benchmark?{TINY}")
+    assert chart_count(page) == 0 and page.get_by_text("No GPU results have been recorded yet").is_visible()
+    run(page)
+    assert chart_count(page) == 3
+    assert "explicit" in chart_text(page, 0) and "16|32" in chart_text(page, 0)
+    assert page.get_by_role("button", name="Table as CSV").is_visible()
+    page.get_by_text("Causal mask").click()
+    settle(page)
+    assert "causal=true" in page.url and chart_count(page) == 3  # the measured run stays on screen
+    run(page)
+    assert page.get_by_text("B=1, H=1, d=8, causal", exact=False).is_visible()
+    assert page.locator('[data-testid="stException"]').count() == 0
+
+
+def test_tiled_walkthrough_steps_and_a_shared_link_reproduces_it(browser, page, server):
+    open_app(page, server, "/tiled?T=5&d=3&bq=2&bk=2&causal=true&seed=7&step=8&lang=zh")
+    assert chart_count(page) == 4
+    before = chart_text(page, 0)
+    page.get_by_role("button", name="下一步").click()
+    settle(page)
+    assert "step=9" in page.url and "lang=zh" in page.url
+    assert chart_text(page, 0) != before  # the next tile
+    assert page.get_by_text("两个输出一致", exact=False).is_visible()  # the last step compares the outputs
+    receiver = browser.new_context(viewport={"width": 1000, "height": 900}).new_page()
+    open_app(receiver, server, page.url[page.url.index("/", 8) :])
+    assert chart_count(receiver) == 4
+    for index in range(4):
+        assert chart_text(receiver, index) == chart_text(page, index)
+    assert page.locator('[data-testid="stException"]').count() == 0
