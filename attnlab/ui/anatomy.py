@@ -11,7 +11,6 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from attnlab.params import Param
-from attnlab.pipeline import encode_edits
 from attnlab.ui import lab, state
 from attnlab.ui.i18n import t
 
@@ -19,24 +18,13 @@ TOLERANCE = 1e-12  # float64 end to end
 
 
 def adopt_lab_state(extra_keys: Sequence[str] = ()) -> None:
-    """Let this page's copies of the Playground's widgets take the Playground's values.
-
-    Streamlit gives a keyed widget a different id on every page, so a widget of the same key on
-    another page starts from its default unless the key was last written by code, not by a widget.
-    Writing each value back to itself (before the widgets are created) makes it so.
-    """
-    for key in [*lab.K.values(), *extra_keys]:
-        if key in st.session_state:
-            st.session_state[key] = st.session_state[key]
+    """Let this page's widgets take values kept from another page (see `state.adopt`)."""
+    state.adopt([*lab.K.values(), *extra_keys])
 
 
 def save_with_lab(scope: str, params: Sequence[Param]) -> None:
     """Write the Playground's state plus this page's own parameters into the URL (one query)."""
-    extra = {p.name: p.dump(st.session_state[state.key(scope, p.name)]) for p in params}
-    edits = st.session_state.get(lab.EDITS) or {}
-    if edits:
-        extra["edits"] = encode_edits(edits)
-    state.save(lab.SCOPE, lab.PARAMS, extra)
+    lab.save({p.name: p.dump(st.session_state[state.key(scope, p.name)]) for p in params})
 
 
 def fmt_diff(value: float) -> str:

@@ -78,11 +78,13 @@ def config() -> LabConfig:
     return LabConfig(v["text"], v["d_model"], v["heads"], v["causal"], v["seed"], v["init"], v["pe"], edits)
 
 
-def save() -> None:
-    """Put the settings (and the edited cells, when few enough for a link) in the URL."""
+def save(extra: dict[str, str] | None = None) -> None:
+    """Put the settings (and the edited cells, when few enough for a link) plus `extra` in the URL."""
     edits = st.session_state[EDITS]
-    fits = 0 < len(edits) <= MAX_URL_EDITS
-    state.save(SCOPE, PARAMS, {"edits": encode_edits(edits)} if fits else None)
+    query = dict(extra or {})
+    if 0 < len(edits) <= MAX_URL_EDITS:
+        query["edits"] = encode_edits(edits)
+    state.save(SCOPE, PARAMS, query)
 
 
 def controls() -> None:

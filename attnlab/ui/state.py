@@ -24,6 +24,7 @@ def load(scope: str, params: Sequence[Param]) -> None:
     """Once per session and page: put each URL value (or the default) into its widget key."""
     flag = f"_loaded.{scope}"
     if st.session_state.get(flag):
+        adopt([key(scope, p.name) for p in params])
         return
     st.session_state[flag] = True
     problems = []
@@ -38,6 +39,18 @@ def load(scope: str, params: Sequence[Param]) -> None:
                 problems.append(url_problem(param.name, raw, bad, param.dump(bad.used)))
         st.session_state.setdefault(key(scope, param.name), value)
     st.session_state[f"_problems.{scope}"] = problems
+
+
+def adopt(keys: Sequence[str]) -> None:
+    """Hand values kept from another page to this page's widgets of the same keys.
+
+    Streamlit gives a keyed widget a different id on every page, so without this a widget
+    shared by two pages would start from its default after a page switch. Writing each value
+    back to itself before the widgets are drawn makes the new widget take it.
+    """
+    for k in keys:
+        if k in st.session_state:
+            st.session_state[k] = st.session_state[k]
 
 
 def url_problem(name: str, raw: str, bad: Invalid, used: str | None = None) -> str:

@@ -8,17 +8,22 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 ROOT = Path(__file__).resolve().parents[2]
+PLAYGROUND = "pages/playground.py"
 
 
-def open_page(page: str = "pages/playground.py", timeout: float = 60, **query: str) -> AppTest:
+def open_page(page: str = PLAYGROUND, timeout: float = 60, **query: str) -> AppTest:
     """The app as a visitor of `/<page>?<query>` gets it, after its first run."""
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=timeout)
-    for name, value in query.items():
-        at.query_params[name] = value
-    at.run()
-    if page != "pages/playground.py":
-        at.switch_page(page).run()
-    return at
+    if page == PLAYGROUND:
+        at.query_params.update(query)
+        return at.run()
+    if "lang" in query:
+        at.query_params["lang"] = query["lang"]
+    at.run()  # the router registers the pages; the session takes the language
+    for name in list(at.query_params):
+        del at.query_params[name]
+    at.query_params.update(query)
+    return at.switch_page(page).run()
 
 
 def texts(at: AppTest, kind: str) -> list[str]:

@@ -101,5 +101,5 @@ def open_app(tab, server: str, path: str = "/") -> None:
 
 
 def chart_count(tab) -> int:
-    """How many Plotly charts have drawn their SVG."""
-    return tab.locator('[data-testid="stPlotlyChart"] .main-svg').count()
+    """How many Plotly charts have drawn (a chart holds several SVG layers; count charts)."""
+    return tab.locator('[data-testid="stPlotlyChart"]:has(.main-svg)').count()
