@@ -5,13 +5,13 @@ import streamlit as st
 from attnlab.ui.i18n import t
 from attnlab.ui.shell import about, language_switch, load_language
 
-st.set_page_config(page_title="attnlab", page_icon="🔎", layout="wide")
+st.set_page_config(page_title="attnlab", page_icon=":material/center_focus_strong:", layout="wide")
 load_language()
 language_switch()
 
 pages = {
     t("nav.explore"): [
-        st.Page("pages/playground.py", title=t("nav.playground"), icon="🧮", url_path="playground", default=True),
+        st.Page("pages/playground.py", title=t("nav.playground"), icon=":material/grid_on:", url_path="playground", default=True),
         st.Page("pages/multihead.py", title=t("multihead.nav"), icon=":material/view_column:", url_path="multihead"),
         st.Page("pages/cross_attention.py", title=t("cross.nav"), icon=":material/compare_arrows:", url_path="cross"),
         st.Page("pages/neuron.py", title=t("neuron.nav"), icon=":material/hub:", url_path="neuron"),
@@ -29,6 +29,6 @@ pages = {
         st.Page("pages/tiled.py", title=t("tiled.nav"), icon=":material/grid_view:", url_path="tiled"),
     ],
 }
-page = st.navigation(pages)
+page = st.navigation(pages, position="top")
 about()
 page.run()

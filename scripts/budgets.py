@@ -58,9 +58,24 @@ def _free_port() -> int:
 
 def _serve(port: int) -> subprocess.Popen:
     return subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port", str(port),
-         "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"],
-        cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        [
+            sys.executable,
+            "-m",
+            "streamlit",
+            "run",
+            "app.py",
+            "--server.headless",
+            "true",
+            "--server.port",
+            str(port),
+            "--server.address",
+            "127.0.0.1",
+            "--browser.gatherUsageStats",
+            "false",
+        ],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
 
 
@@ -131,8 +146,9 @@ def main() -> int:
     ap.add_argument("--sessions", type=int, default=10)
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
-    report: dict = {"machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
-                                "date": time.strftime("%Y-%m-%d")}}
+    report: dict = {
+        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "date": time.strftime("%Y-%m-%d")}
+    }
     for name, query in SETTINGS.items():
         report[f"rerun[{name}]"] = rerun_ms(query, args.reruns)
     if Path("/usr/bin/chromium").exists():

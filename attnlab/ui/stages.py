@@ -10,7 +10,6 @@ from attnlab.pipeline import LabResult, score_hover
 from attnlab.ui.i18n import t
 from attnlab.ui.widgets import chart, keep_choice, shape_text, stage
 
-
 HOVER_TERMS_MAX_T = 16  # past this, spelling out every dot product costs more than it shows
 
 
