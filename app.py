@@ -11,22 +11,22 @@ language_switch()
 
 pages = {
     t("nav.explore"): [
-        st.Page("pages/playground.py", title=t("nav.playground"), icon=":material/grid_on:", url_path="playground", default=True),
-        st.Page("pages/multihead.py", title=t("multihead.nav"), icon=":material/view_column:", url_path="multihead"),
-        st.Page("pages/cross_attention.py", title=t("cross.nav"), icon=":material/compare_arrows:", url_path="cross"),
-        st.Page("pages/neuron.py", title=t("neuron.nav"), icon=":material/hub:", url_path="neuron"),
+        st.Page("views/playground.py", title=t("nav.playground"), icon=":material/grid_on:", url_path="playground", default=True),
+        st.Page("views/multihead.py", title=t("multihead.nav"), icon=":material/view_column:", url_path="multihead"),
+        st.Page("views/cross_attention.py", title=t("cross.nav"), icon=":material/compare_arrows:", url_path="cross"),
+        st.Page("views/neuron.py", title=t("neuron.nav"), icon=":material/hub:", url_path="neuron"),
     ],
     t("lessons.section"): [
-        st.Page("pages/lessons.py", title=t("lessons.nav_title"), icon=":material/school:", url_path="lessons"),
-        st.Page("pages/lesson_dictionary.py", title=t("lesson_dictionary.title"), icon=":material/menu_book:", url_path="soft-dictionary"),
-        st.Page("pages/lesson_scaling.py", title=t("lesson_scaling.title"), icon=":material/square_foot:", url_path="scaling"),
-        st.Page("pages/lesson_positions.py", title=t("lesson_positions.title"), icon=":material/format_list_numbered:", url_path="positions"),
-        st.Page("pages/lesson_masking.py", title=t("lesson_masking.title"), icon=":material/visibility_off:", url_path="masking"),
-        st.Page("pages/lesson_cost.py", title=t("lesson_cost.title"), icon=":material/speed:", url_path="cost"),
+        st.Page("views/lessons.py", title=t("lessons.nav_title"), icon=":material/school:", url_path="lessons"),
+        st.Page("views/lesson_dictionary.py", title=t("lesson_dictionary.title"), icon=":material/menu_book:", url_path="soft-dictionary"),
+        st.Page("views/lesson_scaling.py", title=t("lesson_scaling.title"), icon=":material/square_foot:", url_path="scaling"),
+        st.Page("views/lesson_positions.py", title=t("lesson_positions.title"), icon=":material/format_list_numbered:", url_path="positions"),
+        st.Page("views/lesson_masking.py", title=t("lesson_masking.title"), icon=":material/visibility_off:", url_path="masking"),
+        st.Page("views/lesson_cost.py", title=t("lesson_cost.title"), icon=":material/speed:", url_path="cost"),
     ],
     t("benchmark.section"): [
-        st.Page("pages/benchmark.py", title=t("benchmark.nav"), icon=":material/timer:", url_path="benchmark"),
-        st.Page("pages/tiled.py", title=t("tiled.nav"), icon=":material/grid_view:", url_path="tiled"),
+        st.Page("views/benchmark.py", title=t("benchmark.nav"), icon=":material/timer:", url_path="benchmark"),
+        st.Page("views/tiled.py", title=t("tiled.nav"), icon=":material/grid_view:", url_path="tiled"),
     ],
 }
 page = st.navigation(pages, position="top")

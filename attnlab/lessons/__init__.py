@@ -1,6 +1,6 @@
 """Lessons built on the seed tutorials: the pure math behind each lesson page (torch + numpy only).
 
-One module per lesson; pages/lesson_*.py draw what these functions compute, so every number a
+One module per lesson; views/lesson_*.py draw what these functions compute, so every number a
 lesson shows (8 for the soft dictionary, the sinusoid values, the fitted slopes) comes from here.
 """
 
@@ -22,11 +22,11 @@ class Lesson:
 
 
 COURSE: tuple[Lesson, ...] = (
-    Lesson("dictionary", "pages/lesson_dictionary.py", "soft-dictionary", ":material/menu_book:"),
-    Lesson("scaling", "pages/lesson_scaling.py", "scaling", ":material/square_foot:"),
-    Lesson("positions", "pages/lesson_positions.py", "positions", ":material/format_list_numbered:"),
-    Lesson("masking", "pages/lesson_masking.py", "masking", ":material/visibility_off:"),
-    Lesson("cost", "pages/lesson_cost.py", "cost", ":material/speed:"),
+    Lesson("dictionary", "views/lesson_dictionary.py", "soft-dictionary", ":material/menu_book:"),
+    Lesson("scaling", "views/lesson_scaling.py", "scaling", ":material/square_foot:"),
+    Lesson("positions", "views/lesson_positions.py", "positions", ":material/format_list_numbered:"),
+    Lesson("masking", "views/lesson_masking.py", "masking", ":material/visibility_off:"),
+    Lesson("cost", "views/lesson_cost.py", "cost", ":material/speed:"),
 )
 
 __all__ = ["COURSE", "Lesson", "float_in", "parse_vector"]

@@ -8,7 +8,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 ROOT = Path(__file__).resolve().parents[2]
-PLAYGROUND = "pages/playground.py"
+PLAYGROUND = "views/playground.py"
 
 
 def open_page(page: str = PLAYGROUND, timeout: float = 60, **query: str) -> AppTest:

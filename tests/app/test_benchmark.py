@@ -14,7 +14,7 @@ from attnlab.ui.i18n import catalog
 from tests.app.charts import _decode, figures
 from tests.app.conftest import ROOT, assert_clean, texts
 
-PAGE = "pages/benchmark.py"
+PAGE = "views/benchmark.py"
 TINY = dict(seq="16,32", heads="1", head_dim="8", impls="explicit,tiled,sdpa")
 CAP = format_bytes(MEMORY_CAP_BYTES)
 

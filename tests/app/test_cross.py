@@ -8,7 +8,7 @@ from attnlab.anatomy import CrossConfig, run_cross
 
 from .conftest import ROOT, assert_clean, texts
 
-PAGE = "pages/cross_attention.py"
+PAGE = "views/cross_attention.py"
 
 
 def visit(**query: str) -> AppTest:

@@ -12,7 +12,7 @@ from attnlab.pipeline import LabConfig, run_lab
 
 from .conftest import ROOT, assert_clean, texts
 
-PAGE = "pages/multihead.py"
+PAGE = "views/multihead.py"
 
 
 def visit(page: str = PAGE, **query: str) -> AppTest:

@@ -9,7 +9,7 @@ from attnlab.pipeline import LabConfig, run_lab
 
 from .conftest import ROOT, assert_clean, texts
 
-PAGE = "pages/neuron.py"
+PAGE = "views/neuron.py"
 
 
 def visit(**query: str) -> AppTest:

@@ -15,7 +15,7 @@ from attnlab.ui.i18n import catalog
 from tests.app.charts import _decode, figures
 from tests.app.conftest import ROOT, assert_clean, texts
 
-PAGE = "pages/tiled.py"
+PAGE = "views/tiled.py"
 
 
 def visit(**query: str) -> AppTest:

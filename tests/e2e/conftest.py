@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import socket
@@ -20,45 +21,75 @@ HAVE_CHROMIUM = Path(CHROMIUM).exists()
 pytestmark = pytest.mark.e2e
 
 
+def _no_browser() -> None:
+    """Skip with the reason; in CI (CI=true) a missing browser is a failure, not a skip."""
+    message = f"no Chromium at {CHROMIUM}; install Debian's chromium to run the browser tests"
+    if os.environ.get("CI"):
+        pytest.fail(message)
+    pytest.skip(message)
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
 
 
+@contextlib.contextmanager
+def serve_app(log_name: str = ".e2e-server.log"):
+    """`streamlit run app.py` on a free localhost port; yields its base URL once it is healthy."""
+    port = _free_port()
+    with open(ROOT / log_name, "w") as log:
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "streamlit",
+                "run",
+                "app.py",
+                "--server.headless",
+                "true",
+                "--server.port",
+                str(port),
+                "--server.address",
+                "127.0.0.1",
+                "--browser.gatherUsageStats",
+                "false",
+            ],
+            cwd=ROOT,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+        url = f"http://127.0.0.1:{port}"
+        try:
+            for _ in range(480):
+                try:
+                    if urllib.request.urlopen(f"{url}/_stcore/health", timeout=1).read() == b"ok":
+                        break
+                except OSError:
+                    time.sleep(0.25)
+            else:
+                pytest.fail(f"streamlit never became healthy; see {log_name}")
+            yield url
+        finally:
+            proc.terminate()
+            proc.wait(timeout=20)
+
+
 @pytest.fixture(scope="session")
 def server() -> str:
     """Base URL of the app served by `streamlit run app.py` for the whole test session."""
     if not HAVE_CHROMIUM:
-        pytest.skip(f"no Chromium at {CHROMIUM}; install Debian's chromium to run browser tests")
-    port = _free_port()
-    log = open(ROOT / ".e2e-server.log", "w")  # noqa: SIM115 - closed at teardown
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port", str(port),
-         "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"],
-        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
-    )
-    url = f"http://127.0.0.1:{port}"
-    for _ in range(240):
-        try:
-            if urllib.request.urlopen(f"{url}/_stcore/health", timeout=1).read() == b"ok":
-                break
-        except OSError:
-            time.sleep(0.25)
-    else:
-        proc.terminate()
-        pytest.fail("streamlit never became healthy; see .e2e-server.log")
-    yield url
-    proc.terminate()
-    proc.wait(timeout=20)
-    log.close()
+        _no_browser()
+    with serve_app() as url:
+        yield url
 
 
 @pytest.fixture(scope="session")
 def browser():
     """One headless Chromium for the session."""
     if not HAVE_CHROMIUM:
-        pytest.skip(f"no Chromium at {CHROMIUM}")
+        _no_browser()
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:

@@ -4,25 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from tests.e2e.conftest import open_app, settle
+from tests.e2e.conftest import chart_count, open_app, settle
 
 pytestmark = pytest.mark.e2e
-
-
-@pytest.fixture(autouse=True, scope="module")
-def router_has_run(browser, server):
-    """Open "/" once first: until app.py has run st.navigation in this server, Streamlit resolves a
-    deep link such as /multihead against the pages/ folder (running the page without the router)
-    or says "Page not found" (/cross). A real deployment has served "/" long before."""
-    context = browser.new_context()
-    tab = context.new_page()
-    open_app(tab, server, "/")
-    context.close()
-
-
-def chart_count(tab) -> int:
-    """Plotly charts that have drawn (each draws several .main-svg layers, so count the charts)."""
-    return tab.locator('[data-testid="stPlotlyChart"]:has(.main-svg)').count()
 
 
 def main_text(tab) -> str:

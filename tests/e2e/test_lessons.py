@@ -5,26 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from tests.e2e import conftest
-from tests.e2e.conftest import settle
+from tests.e2e.conftest import chart_count, open_app, settle
 
 pytestmark = pytest.mark.e2e
-
-
-def open_app(tab, server: str, path: str) -> None:
-    """conftest.open_app, then close Streamlit's "Page not found" modal if it came up: on the first load of a
-    freshly started server, a page other than the default one gets that modal over the right page
-    (streamlit/streamlit#9992), and the modal makes the page inert until it is closed."""
-    conftest.open_app(tab, server, path)
-    dialog = tab.locator('[role="dialog"]').filter(has_text="Page not found")
-    if dialog.count():
-        tab.keyboard.press("Escape")
-        dialog.wait_for(state="detached", timeout=5_000)
-
-
-def chart_count(tab) -> int:
-    """Plotly charts that have drawn (one per st.plotly_chart, however many SVG layers each has)."""
-    return tab.locator('[data-testid="stPlotlyChart"]:has(.main-svg)').count()
 
 
 def metric_value(tab, label: str) -> str:

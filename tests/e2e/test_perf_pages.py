@@ -5,27 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from tests.e2e.conftest import open_app, settle
+from tests.e2e.conftest import chart_count, open_app, settle
 
 pytestmark = pytest.mark.e2e
 TINY = "seq=16,32&heads=1&head_dim=8&impls=explicit,tiled,sdpa"
-
-
-@pytest.fixture(scope="module", autouse=True)
-def router_seen(browser, server):
-    """Open the app's root once before deep links.
-
-    Streamlit 1.67 runs a fresh server in its old pages/-folder mode until some session has run app.py
-    (st.navigation switches that off), so the very first deep link of a server skips the router.
-    """
-    tab = browser.new_page()
-    open_app(tab, server, "/?text=a&d_model=2&heads=1")  # a light Playground
-    tab.close()
-
-
-def chart_count(tab) -> int:
-    """How many Plotly charts have drawn (a chart holds several .main-svg layers)."""
-    return tab.locator('[data-testid="stPlotlyChart"]:has(.main-svg)').count()
 
 
 def chart_text(tab, index: int) -> str:

@@ -21,7 +21,7 @@ def chart_text(tab, index: int) -> str:
 def test_page_draws_every_stage_and_the_check(page, server):
     open_app(page, server, "/?text=I+like+you&causal=1")
     assert chart_count(page) == 11
-    assert page.get_by_text("Matches PyTorch").is_visible()
+    assert page.get_by_test_id("stAlertContentSuccess").get_by_text("Matches PyTorch").is_visible()
     assert page.locator('[data-testid="stException"]').count() == 0
     assert "−∞" in chart_text(page, 6)  # the mask stage draws blocked cells as −∞
 
@@ -64,7 +64,7 @@ def test_a_shared_link_reproduces_the_matrices(browser, server):
     sender = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
     open_app(sender, server, "/?text=<BOS>+I+like+you+<EOS>&d_model=8&heads=4&seed=3&causal=true&lang=zh")
     link = sender.url
-    receiver = browser.new_context(viewport={"width": 900, "height": 900}).new_page()
+    receiver = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()  # same layout, same text
     open_app(receiver, server, link[link.index("/", 8) :])
     for index in (0, 4, 7, 10):
         assert chart_text(receiver, index) == chart_text(sender, index)

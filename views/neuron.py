@@ -204,4 +204,4 @@ if ready:
     )
     st.caption(t("neuron.check_caption", diff=fmt_diff(diff)))
     if preset == "lab":
-        st.page_link("pages/playground.py", label=t("neuron.back"), icon=":material/arrow_back:")
+        st.page_link("views/playground.py", label=t("neuron.back"), icon=":material/arrow_back:")

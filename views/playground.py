@@ -16,7 +16,7 @@ lab.save()
 if lab.text_status(result):
     token_chips(result.tokens, key="lab.query")
     if st.session_state.get("lab.query") is not None:  # the chosen token, opened up in the Neuron view
-        st.page_link("pages/neuron.py", label=t("neuron.open_from_lab"), icon=":material/hub:")
+        st.page_link("views/neuron.py", label=t("neuron.open_from_lab"), icon=":material/hub:")
     lab.check_panel(result)
     lab.weights_editor(result)
     view = stages.head_picker(result.steps.n_heads, lab.K["head"])
