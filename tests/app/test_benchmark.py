@@ -12,7 +12,7 @@ import attnlab.bench.results as recorded
 from attnlab.bench import MEMORY_CAP_BYTES, format_bytes
 from attnlab.ui.i18n import catalog
 from tests.app.charts import _decode, figures
-from tests.app.conftest import ROOT, assert_clean, texts
+from tests.app.conftest import assert_clean, open_page, texts
 
 PAGE = "views/benchmark.py"
 TINY = dict(seq="16,32", heads="1", head_dim="8", impls="explicit,tiled,sdpa")
@@ -29,16 +29,8 @@ def no_recordings(tmp_path, monkeypatch):
 
 
 def visit(**query: str) -> AppTest:
-    """A visitor of /benchmark?<query> (the router's first run shows the Playground, whose URL is dropped)."""
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
-    at.query_params.update(lang=query.get("lang", "en"), text="a", d_model="2", heads="1")  # a light Playground
-    at.run()
-    for name in list(at.query_params):
-        del at.query_params[name]
-    for name, value in query.items():
-        at.query_params[name] = value
-    at.switch_page(PAGE).run()
-    return at
+    """A visitor of this page's URL with `query`."""
+    return open_page(PAGE, **query)
 
 
 def run_button(at: AppTest, lang: str):

@@ -6,22 +6,14 @@ from streamlit.testing.v1 import AppTest
 
 from attnlab.anatomy import CrossConfig, run_cross
 
-from .conftest import ROOT, assert_clean, texts
+from .conftest import assert_clean, open_page, texts
 
 PAGE = "views/cross_attention.py"
 
 
 def visit(**query: str) -> AppTest:
-    """A visitor of `/cross?<query>`: the router runs once, then the page reads its parameters."""
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
-    for name, value in query.items():
-        at.query_params[name] = value
-    at.run()
-    at.query_params.clear()  # a direct visit: only the link's own parameters, not what the Playground wrote
-    for name, value in query.items():
-        at.query_params[name] = value
-    at.switch_page(PAGE).run()
-    return at
+    """A visitor of this page's URL with `query`."""
+    return open_page(PAGE, **query)
 
 
 def charts(at: AppTest) -> int:

@@ -7,27 +7,11 @@ import math
 
 import numpy as np
 import pytest
-from streamlit.testing.v1 import AppTest
 
 from attnlab.lessons import COURSE, cost, dictionary, masking, positions, scaling
 from attnlab.ui.i18n import catalog
 from tests.app.charts import _decode, figures
-from tests.app.conftest import ROOT, assert_clean, texts
-
-
-def open_page(page: str, **query: str) -> AppTest:
-    """Like conftest.open_page, but the query is set again before switching: the router's first run shows
-    the Playground, whose state.save rewrites the URL with its own parameters. (A browser opening
-    /scaling?dk=512 runs only the lesson page, so this is an AppTest detail, not an app one.)"""
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
-    at.query_params["lang"] = query.get("lang", "en")
-    at.run()
-    for name in list(at.query_params):
-        del at.query_params[name]
-    for name, value in query.items():
-        at.query_params[name] = value
-    at.switch_page(page).run()
-    return at
+from tests.app.conftest import assert_clean, open_page, texts
 
 
 def heatmap(at, index: int) -> np.ndarray:

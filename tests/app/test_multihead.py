@@ -10,22 +10,14 @@ from streamlit.testing.v1 import AppTest
 from attnlab.anatomy import multi_head_with_torch
 from attnlab.pipeline import LabConfig, run_lab
 
-from .conftest import ROOT, assert_clean, texts
+from .conftest import ROOT, assert_clean, open_page, texts
 
 PAGE = "views/multihead.py"
 
 
 def visit(page: str = PAGE, **query: str) -> AppTest:
-    """A visitor of `/<page>?<query>`: the router runs once, then the page reads its own parameters."""
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
-    for name, value in query.items():
-        at.query_params[name] = value
-    at.run()
-    at.query_params.clear()  # a direct visit: only the link's own parameters, not what the Playground wrote
-    for name, value in query.items():  # the Playground's first run rewrote the URL without this page's keys
-        at.query_params[name] = value
-    at.switch_page(page).run()
-    return at
+    """A visitor of `/<page>?<query>`."""
+    return open_page(page, **query)
 
 
 def charts(at: AppTest) -> int:

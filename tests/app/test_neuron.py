@@ -7,22 +7,14 @@ from streamlit.testing.v1 import AppTest
 from attnlab.anatomy import neuron
 from attnlab.pipeline import LabConfig, run_lab
 
-from .conftest import ROOT, assert_clean, texts
+from .conftest import ROOT, assert_clean, open_page, texts
 
 PAGE = "views/neuron.py"
 
 
 def visit(**query: str) -> AppTest:
-    """A visitor of `/neuron?<query>`: the router runs once, then the page reads its parameters."""
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
-    for name, value in query.items():
-        at.query_params[name] = value
-    at.run()
-    at.query_params.clear()
-    for name, value in query.items():
-        at.query_params[name] = value
-    at.switch_page(PAGE).run()
-    return at
+    """A visitor of this page's URL with `query`."""
+    return open_page(PAGE, **query)
 
 
 def table(at: AppTest):

@@ -112,6 +112,7 @@ def page(browser):
 
 def settle(tab, timeout: float = 60_000) -> None:
     """Wait until the script has finished, no skeleton is left and Plotly has drawn."""
+    tab.wait_for_timeout(250)  # let a rerun that was just triggered reach the browser first
     tab.wait_for_selector('[data-test-connection-state="CONNECTED"]', timeout=timeout)
     tab.wait_for_function(
         """() => {

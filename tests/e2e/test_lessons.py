@@ -25,8 +25,9 @@ def test_overview_leads_to_the_first_lesson(page, server):
     assert page.get_by_text("Attention in five lessons").is_visible()
     assert page.get_by_text("Open the lesson").count() == 5
     page.get_by_text("Open the lesson").first.click()
+    page.wait_for_url("**/soft-dictionary**")
     settle(page)
-    assert "/soft-dictionary" in page.url
+    page.locator('[data-testid="stPlotlyChart"]:has(.main-svg)').nth(2).wait_for()
     assert chart_count(page) == 3 and no_exception(page)
     assert metric_value(page, "Looked-up value") == "8"
 

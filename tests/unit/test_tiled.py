@@ -141,9 +141,7 @@ def test_memory_grows_with_t_not_t_squared():
     q, k, v = _inputs(0, (1, 1), t, t, d, d, torch.float32)
     with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
         tiled_attention(q, k, v, block_q=64, block_k=64)
-    events = sorted(
-        (e.start_ns(), e.nbytes()) for e in prof.profiler.kineto_results.events() if e.name() == "[memory]"
-    )
+    events = sorted((e.start_ns(), e.nbytes()) for e in prof.profiler.kineto_results.events() if e.name() == "[memory]")
     live = peak = 0
     for _, n in events:
         live += n
