@@ -8,12 +8,12 @@ import streamlit as st
 
 from attnlab.anatomy import CrossConfig, check_cross, run_cross
 from attnlab.figures import dim_labels, grid_figure, matrix_figure
-from attnlab.params import Invalid, Param, boolean, divisor_at_most, divisors, dump_bool, int_in, text
+from attnlab.params import Invalid, Param, boolean, dump_bool, int_in, text
 from attnlab.tokens import MAX_TOKENS, tokenize
 from attnlab.ui import state
 from attnlab.ui.anatomy import blank_open_cells, check_table, head_name, tidy_grid
 from attnlab.ui.i18n import t
-from attnlab.ui.widgets import chart, md_escape, shape_text, stage
+from attnlab.ui.widgets import chart, md_escape, shape_text, size_inputs, stage
 
 SCOPE = "cross"
 MAX_D_MODEL = 64
@@ -44,38 +44,18 @@ PARAMS = (
 K = {p.name: state.key(SCOPE, p.name) for p in PARAMS}
 
 
-def fit_heads() -> None:
-    """After d_model changes, keep the head count if it still divides, else the nearest below."""
-    st.session_state[K["heads"]] = divisor_at_most(st.session_state[K["d_model"]], st.session_state[K["heads"]])
-
-
 st.title(t("cross.title"))
 st.caption(t("cross.intro"))
 first = not st.session_state.get(f"_loaded.{SCOPE}")
 state.load(SCOPE, PARAMS)
-d_model, heads = st.session_state[K["d_model"]], st.session_state[K["heads"]]
-if d_model % heads:
-    fit_heads()
-    if first:
-        used = st.session_state[K["heads"]]
-        state.add_problem(SCOPE, t("cross.url_heads_not_dividing", heads=heads, d_model=d_model, used=used))
+state.heads_must_divide(SCOPE, K["d_model"], K["heads"], "heads", first)
 state.show_problems(SCOPE)
 
 left, right = st.columns(2)
 left.text_input(t("cross.source"), key=K["src"], help=t("cross.source_help", cap=MAX_TOKENS), persist_state="session")
 right.text_input(t("cross.target"), key=K["tgt"], help=t("cross.target_help", cap=MAX_TOKENS), persist_state="session")
 cols = st.columns([2, 2, 2, 3], vertical_alignment="bottom")
-cols[0].number_input(
-    "d_model",
-    min_value=2,
-    max_value=MAX_D_MODEL,
-    step=1,
-    key=K["d_model"],
-    on_change=fit_heads,
-    persist_state="session",
-)
-cols[1].selectbox(t("cross.heads"), divisors(st.session_state[K["d_model"]]), key=K["heads"], persist_state="session")
-cols[2].number_input(t("cross.seed"), min_value=0, max_value=MAX_SEED, step=1, key=K["seed"], persist_state="session")
+size_inputs(cols, K["d_model"], K["heads"], K["seed"], MAX_D_MODEL, MAX_SEED)
 cols[3].toggle(t("cross.causal"), key=K["causal"], help=t("cross.causal_help"), persist_state="session")
 
 source_typed = tokenize(st.session_state[K["src"]])

@@ -5,7 +5,7 @@ import streamlit as st
 
 from attnlab.anatomy import fused_vs_separate, in_proj_blocks, multi_head_with_torch, resplit
 from attnlab.figures import dim_labels, grid_figure, head_columns_figure, matrix_figure
-from attnlab.params import Param, divisor_at_most, divisors, int_in, text
+from attnlab.params import Param, divisors, int_in, text
 from attnlab.ui import lab, stages, state
 from attnlab.ui.anatomy import adopt_lab_state, block_lines, check_table, head_name, save_with_lab, tidy_grid
 from attnlab.ui.i18n import t
@@ -39,19 +39,12 @@ lab.load()
 adopt_lab_state()
 first = not st.session_state.get(f"_loaded.{SCOPE}")
 state.load(SCOPE, PARAMS)
-d_model, n_heads = st.session_state[lab.K["d_model"]], st.session_state[lab.K["heads"]]
-cmp = st.session_state[K["cmp"]]
-if d_model % cmp:
-    st.session_state[K["cmp"]] = divisor_at_most(d_model, cmp)
-    if first:
-        used = st.session_state[K["cmp"]]
-        state.add_problem(SCOPE, t("lab.url_heads_not_dividing", heads=cmp, d_model=d_model, used=used))
+state.heads_must_divide(SCOPE, lab.K["d_model"], K["cmp"], "cmp", first)
 state.show_problems(lab.SCOPE)
 state.show_problems(SCOPE)
 lab.controls()
 d_model, n_heads = st.session_state[lab.K["d_model"]], st.session_state[lab.K["heads"]]
-if d_model % st.session_state[K["cmp"]]:
-    st.session_state[K["cmp"]] = divisor_at_most(d_model, st.session_state[K["cmp"]])
+state.fit_heads(lab.K["d_model"], K["cmp"])
 result = lab.compute()
 save_with_lab(SCOPE, PARAMS)
 

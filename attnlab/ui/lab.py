@@ -12,7 +12,7 @@ import pandas as pd
 import streamlit as st
 
 from attnlab.multihead import NAMES
-from attnlab.params import Param, boolean, choice, divisor_at_most, divisors, dump_bool, int_in, text
+from attnlab.params import Param, boolean, choice, dump_bool, int_in, text
 from attnlab.pipeline import (
     LabConfig,
     LabResult,
@@ -26,7 +26,7 @@ from attnlab.pipeline import (
 from attnlab.tokens import MAX_TOKENS
 from attnlab.ui import state
 from attnlab.ui.i18n import t
-from attnlab.ui.widgets import keep_choice
+from attnlab.ui.widgets import keep_choice, size_inputs
 from attnlab.weights_io import WeightsError, edits_between, load_weights, to_json
 
 SCOPE = "lab"
@@ -62,12 +62,7 @@ def load() -> None:
             state.add_problem(SCOPE, t("lab.url_bad_edits", items=", ".join(bad)))
     st.session_state.setdefault(EDITS, {})
     st.session_state.setdefault(VERSION, 0)
-    d_model, heads = st.session_state[K["d_model"]], st.session_state[K["heads"]]
-    if d_model % heads:
-        st.session_state[K["heads"]] = divisor_at_most(d_model, heads)
-        if first:
-            used = st.session_state[K["heads"]]
-            state.add_problem(SCOPE, t("lab.url_heads_not_dividing", heads=heads, d_model=d_model, used=used))
+    state.heads_must_divide(SCOPE, K["d_model"], K["heads"], "heads", first)
     take_editor_changes()
 
 
@@ -90,30 +85,7 @@ def save(extra: dict[str, str] | None = None) -> None:
 def controls() -> None:
     """Text, sizes, seed, mask and start of the weights, laid out for wide and narrow screens."""
     st.text_input(t("lab.text"), key=K["text"], help=t("lab.text_help", cap=MAX_TOKENS), persist_state="session")
-    cols = st.columns(3, vertical_alignment="bottom")
-    cols[0].number_input(
-        "d_model",
-        min_value=2,
-        max_value=MAX_D_MODEL,
-        step=1,
-        key=K["d_model"],
-        help=t("lab.d_model_help"),
-        on_change=fit_heads,
-        persist_state="session",
-    )
-    d_model = st.session_state[K["d_model"]]
-    cols[1].selectbox(
-        t("lab.heads"), divisors(d_model), key=K["heads"], help=t("lab.heads_help"), persist_state="session"
-    )
-    cols[2].number_input(
-        t("lab.seed"),
-        min_value=0,
-        max_value=MAX_SEED,
-        step=1,
-        key=K["seed"],
-        help=t("lab.seed_help"),
-        persist_state="session",
-    )
+    size_inputs(st.columns(3), K["d_model"], K["heads"], K["seed"], MAX_D_MODEL, MAX_SEED)
     keep_choice(K["init"], INITS, DEFAULT.init)
     cols = st.columns([2, 1, 1], vertical_alignment="center")
     cols[0].segmented_control(
@@ -127,12 +99,6 @@ def controls() -> None:
     )
     cols[1].toggle(t("lab.causal"), key=K["causal"], help=t("lab.causal_help"), persist_state="session")
     cols[2].toggle(t("lab.pe"), key=K["pe"], help=t("lab.pe_help"), persist_state="session")
-
-
-def fit_heads() -> None:
-    """After d_model changes, keep the head count if it still divides, else the nearest below."""
-    d_model, heads = st.session_state[K["d_model"]], st.session_state[K["heads"]]
-    st.session_state[K["heads"]] = divisor_at_most(d_model, heads)
 
 
 def text_status(result: LabResult) -> bool:
@@ -296,7 +262,7 @@ def take_upload() -> None:
         st.session_state[UPLOAD_PROBLEM] = (bad.reason, bad.fmt)
         return
     st.session_state[K["d_model"]] = weights.d_model
-    fit_heads()
+    state.fit_heads(K["d_model"], K["heads"])
     base = seeded_weights(replace(config(), d_model=weights.d_model, edits=()))
     st.session_state[EDITS] = edits_between(base, weights)
     st.session_state[CELL_PROBLEMS] = []

@@ -11,7 +11,7 @@ from typing import Any
 
 import streamlit as st
 
-from attnlab.params import Invalid, Param
+from attnlab.params import Invalid, Param, divisor_at_most
 from attnlab.ui.i18n import t
 
 
@@ -75,6 +75,23 @@ def show_problems(scope: str) -> None:
         if st.button(t("common.dismiss"), key=f"_dismiss.{scope}"):
             st.session_state[f"_problems.{scope}"] = []
             st.rerun()
+
+
+def fit_heads(d_key: str, h_key: str) -> int | None:
+    """Make a head count divide d_model (the nearest divisor below); return the count it replaced."""
+    d_model, heads = st.session_state[d_key], st.session_state[h_key]
+    if d_model % heads == 0:
+        return None
+    st.session_state[h_key] = divisor_at_most(d_model, heads)
+    return heads
+
+
+def heads_must_divide(scope: str, d_key: str, h_key: str, name: str, first: bool) -> None:
+    """After loading a link: fix a head count that does not divide d_model, and say so on the first run."""
+    replaced = fit_heads(d_key, h_key)
+    if replaced is not None and first:
+        d_model, used = st.session_state[d_key], st.session_state[h_key]
+        add_problem(scope, t("common.url_heads_not_dividing", name=name, heads=replaced, d_model=d_model, used=used))
 
 
 def values(scope: str, params: Sequence[Param]) -> dict[str, Any]:

@@ -8,7 +8,9 @@ from collections.abc import Sequence
 import plotly.graph_objects as go
 import streamlit as st
 
+from attnlab.params import divisors
 from attnlab.ui.i18n import t
+from attnlab.ui.state import fit_heads
 
 CHART_CONFIG = {
     "displaylogo": False,
@@ -30,6 +32,37 @@ def keep_choice(key: str, options: Sequence, fallback) -> None:
         return
     last = st.session_state.get(f"_last.{key}")
     st.session_state[key] = last if last in options else fallback
+
+
+def size_inputs(cols, d_key: str, h_key: str, seed_key: str, max_d: int, max_seed: int) -> None:
+    """d_model, heads (only divisors are offered) and seed, in three given columns."""
+    cols[0].number_input(
+        "d_model",
+        min_value=2,
+        max_value=max_d,
+        step=1,
+        key=d_key,
+        help=t("common.d_model_help"),
+        on_change=fit_heads,
+        args=(d_key, h_key),
+        persist_state="session",
+    )
+    cols[1].selectbox(
+        t("common.heads"),
+        divisors(st.session_state[d_key]),
+        key=h_key,
+        help=t("common.heads_help"),
+        persist_state="session",
+    )
+    cols[2].number_input(
+        t("common.seed"),
+        min_value=0,
+        max_value=max_seed,
+        step=1,
+        key=seed_key,
+        help=t("common.seed_help"),
+        persist_state="session",
+    )
 
 
 def md_escape(text: str) -> str:
