@@ -12,12 +12,9 @@ import argparse
 import json
 import os
 import platform
-import socket
 import statistics
-import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -50,35 +47,6 @@ def rerun_ms(query: dict[str, str], reruns: int) -> dict[str, float]:
     return {"median_ms": statistics.median(times), "p90_ms": times[int(0.9 * (len(times) - 1))]}
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _serve(port: int) -> subprocess.Popen:
-    return subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "streamlit",
-            "run",
-            "app.py",
-            "--server.headless",
-            "true",
-            "--server.port",
-            str(port),
-            "--server.address",
-            "127.0.0.1",
-            "--browser.gatherUsageStats",
-            "false",
-        ],
-        cwd=ROOT,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-
-
 def _rss_bytes(pid: int) -> int:
     with open(f"/proc/{pid}/status") as f:
         return next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmRSS"))
@@ -88,22 +56,14 @@ def browser_budgets(n_sessions: int) -> dict:
     """Cold start to first drawn chart, websocket bytes of one rerun, and server memory per session."""
     from playwright.sync_api import sync_playwright
 
-    from tests.e2e.conftest import settle
+    from tests.e2e.conftest import serve_app, settle
 
-    port = _free_port()
-    url = f"http://127.0.0.1:{port}"
     out: dict = {}
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=BROWSER_ARGS)
         start = time.perf_counter()  # the browser is up: from here on it is the app's cold start
-        server = _serve(port)
-        try:
-            while True:
-                try:
-                    urllib.request.urlopen(f"{url}/_stcore/health", timeout=1)
-                    break
-                except OSError:
-                    time.sleep(0.05)
+        with serve_app(".budgets-server.log") as served:
+            url = served.url
             tab = browser.new_page(viewport={"width": 1400, "height": 1000})
             tab.goto(url + "/")
             tab.wait_for_selector('[data-testid="stPlotlyChart"] .main-svg', timeout=120_000)
@@ -121,22 +81,17 @@ def browser_budgets(n_sessions: int) -> dict:
                 settle(tab)
                 out[f"rerun_bytes[{name}]"] = sum(received)
 
-            base = _rss_bytes(server.pid)  # one session already open and warm
-            contexts = []
+            base = _rss_bytes(served.proc.pid)  # one session already open and warm
             for _ in range(n_sessions):
-                ctx = browser.new_context()
-                ctx.new_page().goto(url + "/")
-                settle(ctx.pages[0])
-                contexts.append(ctx)
+                extra = browser.new_context().new_page()
+                extra.goto(url + "/")
+                settle(extra)
             time.sleep(2)
-            after = _rss_bytes(server.pid)
+            after = _rss_bytes(served.proc.pid)
             out["server_rss_before_mb"] = base / 2**20
             out["server_rss_after_mb"] = after / 2**20
             out["mb_per_idle_session"] = (after - base) / n_sessions / 2**20
-        finally:
-            browser.close()
-            server.terminate()
-            server.wait(timeout=20)
+        browser.close()
     return out
 
 

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -35,9 +36,17 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+@dataclass(frozen=True)
+class Served:
+    """A running `streamlit run app.py`: where to reach it and its process."""
+
+    url: str
+    proc: subprocess.Popen
+
+
 @contextlib.contextmanager
 def serve_app(log_name: str = ".e2e-server.log"):
-    """`streamlit run app.py` on a free localhost port; yields its base URL once it is healthy."""
+    """`streamlit run app.py` on a free localhost port; yields a `Served` once it is healthy."""
     port = _free_port()
     with open(ROOT / log_name, "w") as log:
         proc = subprocess.Popen(
@@ -70,7 +79,7 @@ def serve_app(log_name: str = ".e2e-server.log"):
                     time.sleep(0.25)
             else:
                 pytest.fail(f"streamlit never became healthy; see {log_name}")
-            yield url
+            yield Served(url, proc)
         finally:
             proc.terminate()
             proc.wait(timeout=20)
@@ -81,8 +90,8 @@ def server() -> str:
     """Base URL of the app served by `streamlit run app.py` for the whole test session."""
     if not HAVE_CHROMIUM:
         _no_browser()
-    with serve_app() as url:
-        yield url
+    with serve_app() as served:
+        yield served.url
 
 
 @pytest.fixture(scope="session")

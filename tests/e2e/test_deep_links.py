@@ -10,8 +10,8 @@ pytestmark = pytest.mark.e2e
 
 
 def test_first_request_to_a_fresh_server_can_be_a_deep_link(page):
-    with serve_app(".e2e-fresh-server.log") as url:
-        open_app(page, url, "/cross?lang=zh&src=I+like+you&tgt=%E6%88%91%E5%96%9C%E6%AC%A2%E4%BD%A0")
+    with serve_app(".e2e-fresh-server.log") as served:
+        open_app(page, served.url, "/cross?lang=zh&src=I+like+you&tgt=%E6%88%91%E5%96%9C%E6%AC%A2%E4%BD%A0")
         main = page.locator('[data-testid="stMain"]').inner_text()
         assert "Page not found" not in page.content()
         assert "我喜欢你" in page.locator('[data-testid="stMain"] input').nth(1).input_value()
