@@ -15,7 +15,7 @@ import torch
 import torch.nn.functional as F
 
 from attnlab.attention import causal_mask, stable_softmax
-from attnlab.multihead import MultiHeadSteps, MultiHeadWeights, check_heads, multi_head_steps
+from attnlab.multihead import MultiHeadSteps, MultiHeadWeights, check_heads, merge_heads, multi_head_steps, split_heads
 from attnlab.tokens import MAX_TOKENS, embed, tokenize
 
 # --------------------------------------------------------------------------- multi-head
@@ -390,3 +390,36 @@ def thinking_machines(seed: int = 0, dtype=torch.float64) -> Preset:
     k2 = vector_with_dot(q[0], THINKING_SCORES[1], gen)
     v = torch.randint(-3, 4, (2, THINKING_D_K), generator=gen)
     return Preset(["Thinking", "Machines"], q.to(dtype), torch.stack([k1, k2]).to(dtype), v.to(dtype))
+
+
+@dataclass(frozen=True)
+class FullSize:
+    """Shapes and counts of multi-head attention at a real model's size (e.g. d_model 512, 8 heads)."""
+
+    d_model: int
+    heads: int
+    d_k: int
+    q_shape: tuple[int, ...]  # (T, d_model)
+    split_shape: tuple[int, ...]  # (H, T, d_k)
+    scores_shape: tuple[int, ...]  # (H, T, T)
+    concat_shape: tuple[int, ...]  # (T, d_model)
+    projection_params: int  # 4 * d_model^2: W_Q, W_K, W_V, W_O
+
+
+def full_size(d_model: int, heads: int, t: int) -> FullSize:
+    """Run the real reshape on meta tensors (no memory), so the shapes shown are what torch gives."""
+    check_heads(d_model, heads)
+    q = torch.empty(t, d_model, device="meta")  # (T, d_model)
+    split = split_heads(q, heads)  # (H, T, d_k)
+    scores = split @ split.transpose(-2, -1)  # (H, T, T)
+    concat = merge_heads(split)  # (T, d_model)
+    return FullSize(
+        d_model,
+        heads,
+        d_model // heads,
+        tuple(q.shape),
+        tuple(split.shape),
+        tuple(scores.shape),
+        tuple(concat.shape),
+        4 * d_model * d_model,
+    )

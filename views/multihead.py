@@ -3,7 +3,7 @@
 import numpy as np
 import streamlit as st
 
-from attnlab.anatomy import fused_vs_separate, in_proj_blocks, multi_head_with_torch, resplit
+from attnlab.anatomy import full_size, fused_vs_separate, in_proj_blocks, multi_head_with_torch, resplit
 from attnlab.figures import dim_labels, grid_figure, head_columns_figure, matrix_figure
 from attnlab.params import Param, divisors, int_in, text
 from attnlab.ui import lab, stages, state
@@ -16,6 +16,8 @@ PARAMS = (
     Param("p", "0", text(20)),
     Param("dseed", 0, int_in(0, lab.MAX_SEED, 0)),
     Param("cmp", 1, int_in(1, lab.MAX_D_MODEL, 1)),
+    Param("full_d", 512, int_in(1, 16384, 512)),
+    Param("full_h", 8, int_in(1, 16384, 8)),
 )
 K = {p.name: state.key(SCOPE, p.name) for p in PARAMS}
 
@@ -40,6 +42,7 @@ adopt_lab_state()
 first = not st.session_state.get(f"_loaded.{SCOPE}")
 state.load(SCOPE, PARAMS)
 state.heads_must_divide(SCOPE, lab.K["d_model"], K["cmp"], "cmp", first)
+state.heads_must_divide(SCOPE, K["full_d"], K["full_h"], "full_h", first)
 state.show_problems(lab.SCOPE)
 state.show_problems(SCOPE)
 lab.controls()
@@ -116,7 +119,7 @@ if lab.text_status(result):
         t("multihead.cmp"),
         others,
         key=K["cmp"],
-        format_func=lambda h: t("multihead.cmp_option", h=h, d_k=d_model // h),
+        format_func={h: t("multihead.cmp_option", h=h, d_k=d_model // h) for h in others}.get,
         persist_state="session",
     )
     cmp = st.session_state[K["cmp"]]
@@ -237,3 +240,35 @@ if lab.text_status(result):
     in_rows = [f"{m}{i}" for m in ("q", "k", "v") for i in range(d_model)]
     fig = matrix_figure(packed, in_rows, dims, title="in_proj_weight", col_name=dim)
     chart(block_lines(fig, d_model, 3, axis="y"), "mh.inproj")
+
+    # 9. The same cut at a real model's size: d_model 512 into 8 heads of 64
+    stage(
+        9,
+        t("multihead.full_title"),
+        r"(T,\ d_{model}) 	o (H,\ T,\ d_k),\qquad d_k = d_{model} / H",
+        t("multihead.full_shape_note"),
+        t("multihead.full_note"),
+    )
+    left, right = st.columns(2)
+    left.number_input(
+        "d_model",
+        min_value=1,
+        max_value=16384,
+        step=1,
+        key=K["full_d"],
+        on_change=state.fit_heads,
+        args=(K["full_d"], K["full_h"]),
+        persist_state="session",
+    )
+    right.selectbox(
+        t("common.heads"), divisors(st.session_state[K["full_d"]]), key=K["full_h"], persist_state="session"
+    )
+    size = full_size(st.session_state[K["full_d"]], st.session_state[K["full_h"]], t_len)
+    st.code(
+        f"q = x @ W_Q                                     # {size.q_shape}  (T, d_model)\n"
+        f"q = q.view(T, H, d_k).transpose(0, 1)           # {size.split_shape}  (H, T, d_k), d_k = {size.d_k}\n"
+        f"scores = q @ k.transpose(-2, -1)                # {size.scores_shape}  (H, T, T)\n"
+        f"concat = z.transpose(0, 1).reshape(T, d_model)  # {size.concat_shape}  (T, d_model)\n"
+        f"# W_Q, W_K, W_V, W_O: 4 x {size.d_model}^2 = {size.projection_params:,} weights",
+        language="python",
+    )

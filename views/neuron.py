@@ -46,7 +46,7 @@ st.segmented_control(
     PRESETS,
     key=K["preset"],
     required=True,
-    format_func=lambda p: t(f"neuron.preset_{p}"),
+    format_func={p: t(f"neuron.preset_{p}") for p in PRESETS}.get,
     persist_state="session",
 )
 preset = st.session_state[K["preset"]]
@@ -92,7 +92,7 @@ else:
             t("neuron.head"),
             list(range(1, n_heads + 1)),
             key=K["h"],
-            format_func=lambda x: t("lab.check_head", h=x),
+            format_func={x: t("lab.check_head", h=x) for x in range(1, n_heads + 1)}.get,
             persist_state="session",
         )
         i = st.session_state[QUERY] if st.session_state[QUERY] is not None else 0
