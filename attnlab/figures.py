@@ -145,6 +145,25 @@ def _height(n_rows: int) -> int:
     return int(min(720, max(200, 60 + 26 * n_rows)))
 
 
+def _row_outline(row: int | None, n_rows: int, n_cols: int, suffix: str = "") -> list[dict]:
+    """A rectangle around one row of a heatmap (none when `row` is None or out of range)."""
+    if row is None or not 0 <= row < n_rows:
+        return []
+    return [
+        dict(
+            type="rect",
+            x0=-0.5,
+            x1=n_cols - 0.5,
+            y0=row - 0.5,
+            y1=row + 0.5,
+            xref=f"x{suffix}",
+            yref=f"y{suffix}",
+            line=dict(color="#e8590c", width=3),
+            fillcolor="rgba(0,0,0,0)",
+        )
+    ]
+
+
 def matrix_figure(
     m: np.ndarray,
     rows: Sequence[str],
@@ -152,15 +171,20 @@ def matrix_figure(
     *,
     title: str | None = None,
     col_breaks: Sequence[int] = (),
+    highlight_row: int | None = None,
     **kw,
 ) -> go.Figure:
-    """One matrix as a heatmap with token labels on both axes; thick rules before the `col_breaks` columns."""
+    """One matrix as a heatmap with token labels on both axes.
+
+    Thick rules stand before the `col_breaks` columns; `highlight_row` outlines one row (the
+    query token the user picked), so it can be followed from stage to stage.
+    """
     xaxis, yaxis = _axes(len(cols))
     layout = dict(BASE_LAYOUT, xaxis=xaxis, yaxis=yaxis, height=_height(len(rows)), title=dict(text=title, x=0.0))
     layout["shapes"] = [
         dict(type="line", x0=c - 0.5, x1=c - 0.5, y0=0, y1=1, xref="x", yref="paper", line=dict(color="#222", width=2))
         for c in col_breaks
-    ]
+    ] + _row_outline(highlight_row, len(rows), len(cols))
     return go.Figure(data=heatmap_traces(m, rows, cols, **kw), layout=layout)
 
 
@@ -171,6 +195,7 @@ def grid_figure(
     cols: Sequence[str],
     *,
     hover_extra: Sequence[Sequence[Sequence[str]] | None] | None = None,
+    highlight_row: int | None = None,
     **kw,
 ) -> go.Figure:
     """Several same-kind matrices side by side (e.g. one per head) sharing one colour scale."""
@@ -180,7 +205,7 @@ def grid_figure(
     gap_x, gap_y = 0.05, 0.12 / n_rows
     width, height = (1 - gap_x * (per_row - 1)) / per_row, (1 - gap_y * (n_rows - 1)) / n_rows
     shared = _zrange(np.concatenate([np.asarray(m, dtype=float).ravel() for m in mats]), kw.get("kind", "signed"))
-    data, layout = [], dict(BASE_LAYOUT, height=_height(len(rows)) * n_rows, annotations=[])
+    data, layout = [], dict(BASE_LAYOUT, height=_height(len(rows)) * n_rows, annotations=[], shapes=[])
     layout["margin"] = dict(BASE_LAYOUT["margin"], t=40)
     for i, m in enumerate(mats):
         r, c = divmod(i, per_row)
@@ -193,6 +218,7 @@ def grid_figure(
         traces = heatmap_traces(m, rows, cols, hover_extra=extra, showscale=i == 0, **kw)
         traces[0].update(shared)  # traces[0] is the values; any other is the blocked layer
         data += [dict(trace, xaxis=f"x{suffix}", yaxis=f"y{suffix}") for trace in traces]
+        layout["shapes"] += _row_outline(highlight_row, len(rows), len(cols), suffix)
         layout["annotations"].append(
             dict(
                 text=label(titles[i], 40),

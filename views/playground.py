@@ -20,4 +20,4 @@ if lab.text_status(result):
     lab.check_panel(result)
     lab.weights_editor(result)
     view = stages.head_picker(result.steps.n_heads, lab.K["head"])
-    stages.render(result, view, st.session_state[lab.K["causal"]])
+    stages.render(result, view, st.session_state[lab.K["causal"]], st.session_state.get("lab.query"))

@@ -40,8 +40,8 @@ def _head_breaks(d_model: int, d_k: int) -> list[int]:
     return list(range(d_k, d_model, d_k))
 
 
-def render(result: LabResult, view: int, causal: bool) -> None:
-    """Stages 1 to 11 of attention with formulas, shapes, hover and the chosen head view."""
+def render(result: LabResult, view: int, causal: bool, query: int | None = None) -> None:
+    """Stages 1 to 11 of attention with formulas, shapes, hover and the chosen head view; `query` outlines a row."""
     steps, tokens = result.steps, result.tokens
     heads, n_heads, d_k = steps.heads, steps.n_heads, steps.d_k
     t_len, d_model = len(tokens), result.weights.d_model
@@ -49,7 +49,8 @@ def render(result: LabResult, view: int, causal: bool) -> None:
     titles = [t("lab.check_head", h=h + 1) for h in shown]
     sub = "h" if view == 0 else str(view)
     tok, dim = t("stages.token"), t("stages.dim")
-    query, key_name = t("stages.query"), t("stages.key")
+    query_name, key_name = t("stages.query"), t("stages.key")
+    by_token = dict(row_name=tok, col_name=dim, highlight_row=query)
     head_dims = {h: dim_labels(d_model)[h * d_k : (h + 1) * d_k] for h in shown}
 
     def pick(tensor) -> list[np.ndarray]:
@@ -62,7 +63,7 @@ def render(result: LabResult, view: int, causal: bool) -> None:
         shape_text("X", ["T", "d_model"], [t_len, d_model]),
         t("stages.x_note"),
     )
-    chart(matrix_figure(result.x.numpy(), tokens, dim_labels(d_model), row_name=tok, col_name=dim), "st.x")
+    chart(matrix_figure(result.x.numpy(), tokens, dim_labels(d_model), **by_token), "st.x")
 
     for number, (letter, full) in enumerate((("Q", steps.q), ("K", steps.k), ("V", steps.v)), start=2):
         if view == 0:
@@ -74,9 +75,7 @@ def render(result: LabResult, view: int, causal: bool) -> None:
                 t("stages.split_note", d_k=d_k),
             )
             breaks = _head_breaks(d_model, d_k)
-            fig = matrix_figure(
-                full.numpy(), tokens, dim_labels(d_model), row_name=tok, col_name=dim, col_breaks=breaks
-            )
+            fig = matrix_figure(full.numpy(), tokens, dim_labels(d_model), **by_token, col_breaks=breaks)
             chart(fig, f"st.{letter}")
         else:
             h = view - 1
@@ -87,9 +86,9 @@ def render(result: LabResult, view: int, causal: bool) -> None:
                 shape_text(f"{letter}_{view}", ["T", "d_k"], [t_len, d_k]),
             )
             part = getattr(heads, letter.lower())[h].numpy()
-            chart(matrix_figure(part, tokens, head_dims[h], row_name=tok, col_name=dim), f"st.{letter}")
+            chart(matrix_figure(part, tokens, head_dims[h], **by_token), f"st.{letter}")
 
-    square = dict(row_name=query, col_name=key_name)
+    square = dict(row_name=query_name, col_name=key_name, highlight_row=query)
     scores_hover = (
         None
         if t_len > HOVER_TERMS_MAX_T
@@ -162,10 +161,10 @@ def render(result: LabResult, view: int, causal: bool) -> None:
         t("stages.weighted_note"),
     )
     if view == 0:
-        _draw(pick(heads.output), tokens, dim_labels(d_k), "st.z", titles=titles, row_name=tok, col_name=dim)
+        _draw(pick(heads.output), tokens, dim_labels(d_k), "st.z", titles=titles, **by_token)
     else:
         chart(
-            matrix_figure(heads.output[view - 1].numpy(), tokens, head_dims[view - 1], row_name=tok, col_name=dim),
+            matrix_figure(heads.output[view - 1].numpy(), tokens, head_dims[view - 1], **by_token),
             "st.z",
         )
 
@@ -178,7 +177,7 @@ def render(result: LabResult, view: int, causal: bool) -> None:
     )
     breaks = _head_breaks(d_model, d_k)
     chart(
-        matrix_figure(steps.concat.numpy(), tokens, dim_labels(d_model), row_name=tok, col_name=dim, col_breaks=breaks),
+        matrix_figure(steps.concat.numpy(), tokens, dim_labels(d_model), **by_token, col_breaks=breaks),
         "st.concat",
     )
 
@@ -189,4 +188,4 @@ def render(result: LabResult, view: int, causal: bool) -> None:
         shape_text("Output", ["T", "d_model"], [t_len, d_model]),
         t("stages.output_note"),
     )
-    chart(matrix_figure(steps.output.numpy(), tokens, dim_labels(d_model), row_name=tok, col_name=dim), "st.out")
+    chart(matrix_figure(steps.output.numpy(), tokens, dim_labels(d_model), **by_token), "st.out")

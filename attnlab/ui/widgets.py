@@ -98,6 +98,7 @@ def token_chips(tokens: Sequence[str], key: str) -> int | None:
         t("common.tokens_label", n=len(tokens)),
         list(range(len(tokens))),
         format_func=lambda i: md_escape(tokens[i]),
+        help=t("common.tokens_help"),
         key=key,
         persist_state="session",
     )

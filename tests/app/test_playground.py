@@ -221,3 +221,15 @@ def test_a_pickled_upload_is_refused_and_the_weights_stay(lang):
     assert_clean(at)
     assert catalog(lang)["lab.upload_pickle_refused"] in texts(at, "error")
     np.testing.assert_allclose(heatmap_values(at, OUT)[0], before)
+
+
+def test_picking_a_token_outlines_its_row_in_every_stage():
+    from tests.app.charts import figures
+
+    at = open_page(text="I like you")
+    assert not any(fig["layout"].get("shapes") for fig in figures(at)[4:9])
+    at.pills(key="lab.query").set_value(1).run()
+    assert_clean(at)
+    for fig in figures(at):
+        rects = [s for s in fig["layout"].get("shapes", []) if s["type"] == "rect"]
+        assert rects and all(r["y0"] == 0.5 and r["y1"] == 1.5 for r in rects)
