@@ -27,7 +27,7 @@ BASE_LAYOUT = dict(
     paper_bgcolor="rgba(0,0,0,0)",
     plot_bgcolor="rgba(0,0,0,0)",
 )
-pio.templates["attnlab"] = go.layout.Template(layout=BASE_LAYOUT)
+pio.templates["attnlab"] = go.layout.Template(layout={k: v for k, v in BASE_LAYOUT.items() if k != "template"})
 
 
 def label(text: str, width: int = 14) -> str:
@@ -214,6 +214,7 @@ def grid_figure(
         layout[f"xaxis{suffix}"], layout[f"yaxis{suffix}"] = _axes(
             len(cols), [x0, x0 + width], [y1 - height, y1], suffix
         )
+        layout[f"yaxis{suffix}"]["showticklabels"] = c == 0  # the panels of a row share their row labels
         extra = hover_extra[i] if hover_extra else None
         traces = heatmap_traces(m, rows, cols, hover_extra=extra, showscale=i == 0, **kw)
         traces[0].update(shared)  # traces[0] is the values; any other is the blocked layer

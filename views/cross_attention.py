@@ -11,7 +11,7 @@ from attnlab.figures import dim_labels, grid_figure, matrix_figure
 from attnlab.params import Invalid, Param, boolean, dump_bool, int_in, text
 from attnlab.tokens import MAX_TOKENS, tokenize
 from attnlab.ui import state
-from attnlab.ui.anatomy import blank_open_cells, check_table, head_name, tidy_grid
+from attnlab.ui.anatomy import check_table, head_name
 from attnlab.ui.i18n import t
 from attnlab.ui.widgets import chart, md_escape, shape_text, size_inputs, stage
 
@@ -102,9 +102,9 @@ if not empty:
 
     def grid(mats: list[np.ndarray], rows, cols_, key: str, **kw) -> None:
         if len(mats) == 1:
-            chart(blank_open_cells(matrix_figure(mats[0], rows, cols_, **kw)), key)
+            chart(matrix_figure(mats[0], rows, cols_, **kw), key)
         else:
-            chart(blank_open_cells(tidy_grid(grid_figure(mats, names, rows, cols_, **kw))), key)
+            chart(grid_figure(mats, names, rows, cols_, **kw), key)
 
     # 1. The decoder's own (masked) self-attention
     stage(

@@ -7,7 +7,7 @@ from attnlab.anatomy import full_size, fused_vs_separate, in_proj_blocks, multi_
 from attnlab.figures import dim_labels, grid_figure, head_columns_figure, matrix_figure
 from attnlab.params import Param, divisors, int_in, text
 from attnlab.ui import lab, stages, state
-from attnlab.ui.anatomy import adopt_lab_state, block_lines, check_table, head_name, save_with_lab, tidy_grid
+from attnlab.ui.anatomy import adopt_lab_state, block_lines, check_table, head_name, save_with_lab
 from attnlab.ui.i18n import t
 from attnlab.ui.widgets import chart, md_escape, shape_text, stage
 
@@ -87,7 +87,7 @@ if lab.text_status(result):
     if n_heads == 1:
         chart(matrix_figure(per_head[0], tokens, dims, row_name=tok, col_name=dim), "mh.qh")
     else:
-        chart(tidy_grid(grid_figure(per_head, names, tokens, dim_labels(d_k), row_name=tok, col_name=dim)), "mh.qh")
+        chart(grid_figure(per_head, names, tokens, dim_labels(d_k), row_name=tok, col_name=dim), "mh.qh")
 
     # 3. Every head's attention weights, side by side or one enlarged
     stage(
@@ -101,7 +101,7 @@ if lab.text_status(result):
     square = dict(row_name=query, col_name=key_name, kind="prob")
     if view == 0 and n_heads > 1:
         mats = [steps.heads.weights[h].numpy() for h in range(n_heads)]
-        chart(tidy_grid(grid_figure(mats, names, tokens, tokens, **square)), "mh.weights")
+        chart(grid_figure(mats, names, tokens, tokens, **square), "mh.weights")
     else:
         h = max(view, 1) - 1
         chart(matrix_figure(steps.heads.weights[h].numpy(), tokens, tokens, title=names[h], **square), "mh.weights")
@@ -205,7 +205,7 @@ if lab.text_status(result):
         if n_heads == 1:
             chart(matrix_figure(mats[0], tokens, tokens, **dropped_kw), "mh.dropped")
         else:
-            chart(tidy_grid(grid_figure(mats, names, tokens, tokens, **dropped_kw)), "mh.dropped")
+            chart(grid_figure(mats, names, tokens, tokens, **dropped_kw), "mh.dropped")
     else:
         st.caption(t("multihead.dropout_off"))
 

@@ -67,24 +67,3 @@ def vector(values: np.ndarray) -> np.ndarray:
 def head_name(h: int) -> str:
     """Heads are counted from 1 in the UI."""
     return t("lab.check_head", h=h + 1)
-
-
-def tidy_grid(fig: go.Figure, per_row: int = 4) -> go.Figure:
-    """In a grid of heads, keep the row labels on the first column only, so they don't overlap."""
-    n = sum(1 for name in fig.layout if name.startswith("yaxis"))
-    per_row = min(n, per_row)
-    for i in range(n):
-        if i % per_row:
-            fig.layout[f"yaxis{i + 1}"].showticklabels = False
-    return fig
-
-
-def blank_open_cells(fig: go.Figure) -> go.Figure:
-    """Write "−∞" only on blocked cells: Plotly draws a texttemplate on empty (NaN) cells too, so the
-    grey layer's "−∞" would otherwise sit on top of every visible number."""
-    for trace in fig.data:
-        if isinstance(trace, go.Heatmap) and trace.texttemplate == "−∞":
-            z = np.array(trace.z, dtype=float)
-            trace.text = np.where(np.isnan(z), "", "−∞").tolist()
-            trace.texttemplate = "%{text}"
-    return fig
