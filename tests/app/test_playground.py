@@ -233,3 +233,17 @@ def test_picking_a_token_outlines_its_row_in_every_stage():
     for fig in figures(at):
         rects = [s for s in fig["layout"].get("shapes", []) if s["type"] == "rect"]
         assert rects and all(r["y0"] == 0.5 and r["y1"] == 1.5 for r in rects)
+
+
+def test_settings_and_edits_survive_a_trip_to_another_page():
+    at = open_page(text="I like you", d_model="12", heads="3", seed="4")
+    _edit(at, {0: {"d1": 0.5}})
+    edited = heatmap_values(at, OUT)[0]
+    at.switch_page("views/lesson_scaling.py").run()
+    assert_clean(at)
+    at.switch_page("views/playground.py").run()
+    assert_clean(at)
+    assert at.text_input(key="lab.text").value == "I like you"
+    assert at.session_state["lab.d_model"] == 12 and at.session_state["lab.heads"] == 3
+    np.testing.assert_allclose(heatmap_values(at, OUT)[0], edited)
+    assert at.query_params["edits"] == "q0.1=0.5"

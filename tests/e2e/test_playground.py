@@ -80,3 +80,18 @@ def test_token_text_is_shown_as_text_not_html(page, server):
     main = page.locator('[data-testid="stMain"]')
     assert main.locator("img[src=x]").count() == 0
     assert "<b>" in chart_text(page, 0)
+
+
+def test_settings_survive_a_trip_through_the_navigation(page, server):
+    open_app(page, server, "/?text=I+like+you&d_model=12&heads=3&causal=true")
+    page.get_by_text("Lessons", exact=True).click()
+    page.get_by_text("Masking", exact=True).click()
+    page.wait_for_url("**/masking**")
+    settle(page)
+    page.get_by_text("Explore", exact=True).click()
+    page.get_by_text("Playground", exact=True).click()
+    page.wait_for_url(lambda url: "masking" not in url)
+    settle(page)
+    assert page.locator('[data-testid="stTextInput"] input').first.input_value() == "I like you"
+    assert "d_model=12" in page.url and "heads=3" in page.url and "causal=true" in page.url
+    assert chart_count(page) == 11
