@@ -3,7 +3,13 @@
 import streamlit as st
 
 from attnlab.ui.i18n import t
-from attnlab.ui.shell import about, language_switch, load_language
+from attnlab.ui.shell import about, language_switch, load_language, share_link
+
+
+def view(file: str, title: str, icon: str, url_path: str, **kw) -> st.Page:
+    """One page of views/, its title translated and its icon from Material Symbols."""
+    return st.Page(f"views/{file}.py", title=t(title), icon=f":material/{icon}:", url_path=url_path, **kw)
+
 
 st.set_page_config(page_title="attnlab", page_icon=":material/center_focus_strong:", layout="wide")
 load_language()
@@ -11,24 +17,25 @@ language_switch()
 
 pages = {
     t("nav.explore"): [
-        st.Page("views/playground.py", title=t("nav.playground"), icon=":material/grid_on:", url_path="playground", default=True),
-        st.Page("views/multihead.py", title=t("multihead.nav"), icon=":material/view_column:", url_path="multihead"),
-        st.Page("views/cross_attention.py", title=t("cross.nav"), icon=":material/compare_arrows:", url_path="cross"),
-        st.Page("views/neuron.py", title=t("neuron.nav"), icon=":material/hub:", url_path="neuron"),
+        view("playground", "nav.playground", "grid_on", "playground", default=True),
+        view("multihead", "multihead.nav", "view_column", "multihead"),
+        view("cross_attention", "cross.nav", "compare_arrows", "cross"),
+        view("neuron", "neuron.nav", "hub", "neuron"),
     ],
     t("lessons.section"): [
-        st.Page("views/lessons.py", title=t("lessons.nav_title"), icon=":material/school:", url_path="lessons"),
-        st.Page("views/lesson_dictionary.py", title=t("lesson_dictionary.title"), icon=":material/menu_book:", url_path="soft-dictionary"),
-        st.Page("views/lesson_scaling.py", title=t("lesson_scaling.title"), icon=":material/square_foot:", url_path="scaling"),
-        st.Page("views/lesson_positions.py", title=t("lesson_positions.title"), icon=":material/format_list_numbered:", url_path="positions"),
-        st.Page("views/lesson_masking.py", title=t("lesson_masking.title"), icon=":material/visibility_off:", url_path="masking"),
-        st.Page("views/lesson_cost.py", title=t("lesson_cost.title"), icon=":material/speed:", url_path="cost"),
+        view("lessons", "lessons.nav_title", "school", "lessons"),
+        view("lesson_dictionary", "lesson_dictionary.title", "menu_book", "soft-dictionary"),
+        view("lesson_scaling", "lesson_scaling.title", "square_foot", "scaling"),
+        view("lesson_positions", "lesson_positions.title", "format_list_numbered", "positions"),
+        view("lesson_masking", "lesson_masking.title", "visibility_off", "masking"),
+        view("lesson_cost", "lesson_cost.title", "speed", "cost"),
     ],
     t("benchmark.section"): [
-        st.Page("views/benchmark.py", title=t("benchmark.nav"), icon=":material/timer:", url_path="benchmark"),
-        st.Page("views/tiled.py", title=t("tiled.nav"), icon=":material/grid_view:", url_path="tiled"),
+        view("benchmark", "benchmark.nav", "timer", "benchmark"),
+        view("tiled", "tiled.nav", "grid_view", "tiled"),
     ],
 }
 page = st.navigation(pages, position="top")
 about()
 page.run()
+share_link()

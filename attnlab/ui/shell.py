@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import urllib.parse
+
 import streamlit as st
 
 from attnlab.params import Invalid, choice
@@ -39,6 +41,15 @@ def language_switch() -> None:
     problem = st.session_state.get("_lang_problem")
     if problem:
         st.sidebar.warning(url_problem("lang", *problem), icon=":material/warning:")
+
+
+def share_link() -> None:
+    """The link to exactly this view, with a copy button: what a teacher sends to the class."""
+    base = (st.context.url or "").split("?")[0].split("#")[0]
+    query = urllib.parse.urlencode(st.query_params.to_dict(), quote_via=urllib.parse.quote)
+    with st.sidebar.expander(t("common.share_title"), icon=":material/link:"):
+        st.code(f"{base}?{query}", language=None, wrap_lines=True)
+        st.caption(t("common.share_help"))
 
 
 def about() -> None:

@@ -100,11 +100,11 @@ def test_reflects_the_playground_after_navigation():
 def test_full_size_section_cuts_512_into_8_heads_of_64(lang):
     at = visit(lang=lang)
     assert_clean(at)
-    code = at.code[-1].value
+    code = at.main.code[-1].value
     assert "(6, 512)" in code and "(8, 6, 64)" in code and "d_k = 64" in code and "1,048,576" in code
     at.number_input(key="mh.full_d").set_value(768).run()
     at.selectbox(key="mh.full_h").set_value(12).run()
-    assert "(12, 6, 64)" in at.code[-1].value and at.query_params["full_h"] == "12"
+    assert "(12, 6, 64)" in at.main.code[-1].value and at.query_params["full_h"] == "12"
 
 
 def test_full_size_heads_that_do_not_divide_in_the_link_are_named():

@@ -247,3 +247,9 @@ def test_settings_and_edits_survive_a_trip_to_another_page():
     assert at.session_state["lab.d_model"] == 12 and at.session_state["lab.heads"] == 3
     np.testing.assert_allclose(heatmap_values(at, OUT)[0], edited)
     assert at.query_params["edits"] == "q0.1=0.5"
+
+
+def test_the_sidebar_offers_the_link_to_this_exact_view():
+    at = open_page(text="I like you", causal="true", lang="zh")
+    link = at.sidebar.code[-1].value
+    assert "text=I%20like%20you" in link and "causal=true" in link and "lang=zh" in link
