@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-from attnlab.attention import causal_mask, stable_softmax
+from attnlab.attention import causal_mask, default_scale, stable_softmax
 from attnlab.multihead import MultiHeadSteps, MultiHeadWeights, check_heads, merge_heads, multi_head_steps, split_heads
 from attnlab.tokens import MAX_TOKENS, embed, tokenize
 
@@ -329,7 +329,7 @@ def neuron(
     """
     if not 0 <= i < q.size(0):
         raise IndexError(f"query {i} outside 0..{q.size(0) - 1}")
-    scale = 1.0 / math.sqrt(q.size(-1)) if scale is None else float(scale)
+    scale = default_scale(q, scale)
     q_i = q[i]
     products = q_i[None, :] * k
     dots = products.sum(dim=-1)

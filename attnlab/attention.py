@@ -42,6 +42,11 @@ class AttentionSteps:
         return self.blocked.all(dim=-1)
 
 
+def default_scale(q: torch.Tensor, scale: float | None = None) -> float:
+    """SDPA's rule: the given scale, else 1/sqrt(d_k) from the query's last dimension."""
+    return 1.0 / math.sqrt(q.size(-1)) if scale is None else float(scale)
+
+
 def causal_mask(t_q: int, t_k: int, device: torch.device | str | None = None) -> torch.Tensor:
     """SDPA's `is_causal` mask: lower triangle aligned to the top-left corner, True = may attend."""
     return torch.ones(t_q, t_k, dtype=torch.bool, device=device).tril(diagonal=0)
@@ -93,7 +98,7 @@ def attention_steps(
     if not 0.0 <= dropout_p < 1.0:
         raise ValueError(f"dropout_p must be in [0, 1), got {dropout_p}")
     t_q, t_k = q.size(-2), k.size(-2)
-    scale = 1.0 / math.sqrt(q.size(-1)) if scale is None else float(scale)
+    scale = default_scale(q, scale)
     scores = q @ k.transpose(-2, -1)  # (..., T_q, T_k)
     scaled = scores * scale
     bias = mask_to_bias(attn_mask, is_causal, t_q, t_k, scores.dtype, scores.device)

@@ -13,11 +13,12 @@ no key gets output 0, as in `attnlab.attention`.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 import torch
+
+from attnlab.attention import default_scale
 
 NEG_INF = float("-inf")
 
@@ -164,11 +165,6 @@ def _walk(
             yield i, -1, rows, (0, 0), None, state
 
 
-def _default_scale(q: torch.Tensor, scale: float | None) -> float:
-    """SDPA's default 1/sqrt(d) unless a scale is given."""
-    return 1.0 / math.sqrt(q.size(-1)) if scale is None else float(scale)
-
-
 def tiled_attention(
     q: torch.Tensor,
     k: torch.Tensor,
@@ -181,7 +177,7 @@ def tiled_attention(
 ) -> torch.Tensor:
     """softmax(q k^T * scale + mask) v computed tile by tile, never holding the T_q x T_k matrix."""
     _check_blocks(block_q, block_k)
-    scale = _default_scale(q, scale)
+    scale = default_scale(q, scale)
     blocks: list[torch.Tensor] = []
     last: OnlineState | None = None
     last_i = -1
@@ -209,7 +205,7 @@ def tiled_trace(
 ) -> TiledTrace:
     """Run the tiled algorithm on a small example and keep m, l and the partial output of every step."""
     _check_blocks(block_q, block_k)
-    scale = _default_scale(q, scale)
+    scale = default_scale(q, scale)
     steps: list[TiledStep] = []
     finals: dict[int, torch.Tensor] = {}
     for i, j, rows, cols, s, state in _walk(q, k, v, attn_mask, is_causal, scale, block_q, block_k):
