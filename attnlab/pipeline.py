@@ -16,12 +16,12 @@ import torch
 import torch.nn.functional as F
 
 from attnlab.attention import causal_mask
+from attnlab.limits import MAX_WEIGHT, TOL_FLOAT64
 from attnlab.multihead import MultiHeadSteps, MultiHeadWeights, multi_head_steps
 from attnlab.params import Invalid, parse_number
 from attnlab.tokens import MAX_TOKENS, input_matrix, tokenize
 
-MAX_WEIGHT = 1000.0
-TOLERANCE = 1e-12  # float64 end to end
+TOLERANCE = TOL_FLOAT64  # float64 end to end
 Edits = dict[tuple[str, int, int], float]
 
 

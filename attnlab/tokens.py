@@ -13,7 +13,9 @@ import unicodedata
 import numpy as np
 import torch
 
-MAX_TOKENS = 64
+from attnlab.limits import MAX_TOKENS
+
+__all__ = ["MAX_TOKENS", "embed", "input_matrix", "positional_encoding", "token_seed", "tokenize"]
 
 _CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\u3001-\u303f\uff00-\uffef"
 _TOKEN = re.compile(

@@ -15,11 +15,11 @@ import zipfile
 import numpy as np
 import torch
 
+from attnlab.limits import MAX_D_MODEL, MAX_UPLOAD_BYTES, MAX_WEIGHT
 from attnlab.multihead import NAMES, MultiHeadWeights
 
-MAX_BYTES = 2 * 2**20
-MAX_D_MODEL = 64
-MAX_ABS = 1000.0
+MAX_BYTES = MAX_UPLOAD_BYTES
+MAX_ABS = MAX_WEIGHT
 FORMAT = "attnlab-weights/1"
 PICKLE_SUFFIXES = (".pt", ".pth", ".pkl", ".pickle", ".ckpt", ".bin", ".joblib")
 SAFETENSORS_DTYPES = {"F64": np.float64, "F32": np.float32, "F16": np.float16}

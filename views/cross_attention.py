@@ -8,16 +8,15 @@ import streamlit as st
 
 from attnlab.anatomy import CrossConfig, check_cross, run_cross
 from attnlab.figures import dim_labels, grid_figure, matrix_figure
+from attnlab.limits import MAX_D_MODEL, MAX_SEED, MAX_TEXT_CHARS, MAX_TOKENS
 from attnlab.params import Invalid, Param, boolean, dump_bool, int_in, text
-from attnlab.tokens import MAX_TOKENS, tokenize
+from attnlab.tokens import tokenize
 from attnlab.ui import state
 from attnlab.ui.anatomy import check_table, head_name
 from attnlab.ui.i18n import t
 from attnlab.ui.widgets import chart, md_escape, shape_text, size_inputs, stage
 
 SCOPE = "cross"
-MAX_D_MODEL = 64
-MAX_SEED = 2**31 - 1
 DEFAULT = CrossConfig()
 
 
@@ -33,8 +32,8 @@ def parse_pad(raw: str) -> list[int]:
 
 
 PARAMS = (
-    Param("src", DEFAULT.source, text(2000)),
-    Param("tgt", DEFAULT.target, text(2000)),
+    Param("src", DEFAULT.source, text(MAX_TEXT_CHARS)),
+    Param("tgt", DEFAULT.target, text(MAX_TEXT_CHARS)),
     Param("causal", DEFAULT.causal, boolean(DEFAULT.causal), dump_bool),
     Param("pad", list(DEFAULT.pad), parse_pad, lambda pad: ",".join(str(j) for j in pad)),
     Param("d_model", DEFAULT.d_model, int_in(2, MAX_D_MODEL, DEFAULT.d_model)),

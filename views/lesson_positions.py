@@ -8,6 +8,7 @@ import streamlit as st
 from attnlab.figures import dim_labels, matrix_figure
 from attnlab.figures_lessons import pe_figure
 from attnlab.lessons import positions as lesson
+from attnlab.limits import MAX_SEED
 from attnlab.params import Param, boolean, choice, dump_bool, int_in, text
 from attnlab.tokens import tokenize
 from attnlab.ui import state
@@ -19,7 +20,7 @@ MAX_T = 16
 PARAMS = (
     Param("text", "the dog chased a cat", text(500)),
     Param("d_model", 8, int_in(2, 64, 8)),
-    Param("seed", 0, int_in(0, 2**31 - 1, 0)),
+    Param("seed", 0, int_in(0, MAX_SEED, 0)),
     Param("perm", "reverse", choice(lesson.PERMUTATIONS, "reverse")),
     Param("pe", False, boolean(False), dump_bool),
     Param("n_pos", 50, int_in(1, 256, 50)),
@@ -55,7 +56,7 @@ cols[0].number_input(
 cols[1].number_input(
     t("lesson_positions.seed"),
     0,
-    2**31 - 1,
+    MAX_SEED,
     step=1,
     key=K["seed"],
     help=t("lesson_positions.seed_help"),

@@ -7,6 +7,7 @@ import streamlit as st
 
 from attnlab.figures_lessons import saturation_figure, variance_figure, weights_bar
 from attnlab.lessons import scaling as lesson
+from attnlab.limits import MAX_SEED
 from attnlab.params import Param, boolean, dump_bool, int_in
 from attnlab.ui import state
 from attnlab.ui.i18n import t
@@ -19,7 +20,7 @@ PARAMS = (
     Param("dk", 64, int_in(1, lesson.MAX_DK, 64)),
     Param("keys", 8, int_in(2, 64, 8)),
     Param("scaled", True, boolean(True), dump_bool),
-    Param("seed", 0, int_in(0, 2**31 - 1, 0)),
+    Param("seed", 0, int_in(0, MAX_SEED, 0)),
 )
 K = {p.name: state.key(SCOPE, p.name) for p in PARAMS}
 
@@ -58,7 +59,7 @@ cols[1].number_input(
 cols[2].number_input(
     t("lesson_scaling.seed"),
     0,
-    2**31 - 1,
+    MAX_SEED,
     step=1,
     key=K["seed"],
     help=t("lesson_scaling.seed_help"),

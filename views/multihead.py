@@ -5,6 +5,7 @@ import streamlit as st
 
 from attnlab.anatomy import full_size, fused_vs_separate, in_proj_blocks, multi_head_with_torch, resplit
 from attnlab.figures import dim_labels, grid_figure, head_columns_figure, matrix_figure
+from attnlab.limits import TOL_FLOAT32
 from attnlab.params import Param, divisors, int_in, text
 from attnlab.ui import lab, stages, state
 from attnlab.ui.anatomy import adopt_lab_state, block_lines, check_table, head_name, save_with_lab
@@ -164,7 +165,7 @@ if lab.text_status(result):
     f32 = fused_vs_separate(result.x.float(), weights)
     rows = [(f"{m.upper()} (float64)", t("multihead.separate"), f64.diffs[m]) for m in "qkv"]
     rows += [(f"{m.upper()} (float32)", t("multihead.separate"), f32.diffs[m]) for m in "qkv"]
-    check_table(rows, tol=1e-5)
+    check_table(rows, tol=TOL_FLOAT32)
     st.caption(t("multihead.fused_caption"))
 
     # 7. Dropout on the attention weights

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import torch
 
-MEMORY_CAP_BYTES = 512 * 2**20  # what one request may allocate on the hosted (CPU-only) app
+from attnlab.limits import MEMORY_CAP_BYTES
+
+__all__ = ["MEMORY_CAP_BYTES", "MATRIX_COPIES", "DTYPES"]
+
 
 DTYPES: dict[str, torch.dtype] = {
     "float16": torch.float16,

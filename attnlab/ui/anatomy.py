@@ -10,11 +10,12 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
+from attnlab.limits import TOL_FLOAT64
 from attnlab.params import Param
 from attnlab.ui import lab, state
 from attnlab.ui.i18n import t
 
-TOLERANCE = 1e-12  # float64 end to end
+TOLERANCE = TOL_FLOAT64  # float64 end to end
 
 
 def adopt_lab_state(extra_keys: Sequence[str] = ()) -> None:

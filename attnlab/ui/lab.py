@@ -11,6 +11,7 @@ from dataclasses import replace
 import pandas as pd
 import streamlit as st
 
+from attnlab.limits import MAX_D_MODEL, MAX_SEED, MAX_TEXT_CHARS, MAX_TOKENS, MAX_URL_EDITS
 from attnlab.multihead import NAMES
 from attnlab.params import Param, boolean, choice, dump_bool, int_in, text
 from attnlab.pipeline import (
@@ -23,19 +24,16 @@ from attnlab.pipeline import (
     run_lab,
     seeded_weights,
 )
-from attnlab.tokens import MAX_TOKENS
 from attnlab.ui import state
 from attnlab.ui.i18n import t
 from attnlab.ui.widgets import keep_choice, size_inputs
 from attnlab.weights_io import WeightsError, edits_between, load_weights, to_json
 
 SCOPE = "lab"
-MAX_D_MODEL = 64
-MAX_SEED = 2**31 - 1
 DEFAULT = LabConfig()
 INITS = ("random", "identity", "zeros")
 PARAMS = (
-    Param("text", DEFAULT.text, text(2000)),
+    Param("text", DEFAULT.text, text(MAX_TEXT_CHARS)),
     Param("d_model", DEFAULT.d_model, int_in(2, MAX_D_MODEL, DEFAULT.d_model)),
     Param("heads", DEFAULT.heads, int_in(1, MAX_D_MODEL, DEFAULT.heads)),
     Param("causal", DEFAULT.causal, boolean(DEFAULT.causal), dump_bool),
@@ -46,7 +44,6 @@ PARAMS = (
 )
 K = {p.name: state.key(SCOPE, p.name) for p in PARAMS}
 EDITS, VERSION, CELL_PROBLEMS = "lab.edits", "lab.edits_version", "lab.cell_problems"
-MAX_URL_EDITS = 256  # a link longer than this many cells is no longer something to paste in a chat
 UPLOAD_PROBLEM = "lab.upload_problem"
 SYMBOL = {"w_q": "W_Q", "w_k": "W_K", "w_v": "W_V", "w_o": "W_O"}
 
