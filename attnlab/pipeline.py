@@ -11,7 +11,6 @@ import math
 import re
 from dataclasses import dataclass, field
 
-import numpy as np
 import torch
 import torch.nn.functional as F
 
@@ -48,9 +47,14 @@ class Check:
     tolerance: float
 
     @property
+    def worst(self) -> float:
+        """The largest difference anywhere."""
+        return max(self.sdpa_per_head + [self.mha])
+
+    @property
     def passed(self) -> bool:
         """True when every difference is within the tolerance."""
-        return max(self.sdpa_per_head + [self.mha]) <= self.tolerance
+        return self.worst <= self.tolerance
 
 
 @dataclass(frozen=True)
@@ -179,15 +183,3 @@ def decode_edits(text: str, d_model: int) -> tuple[Edits, list[str]]:
             continue
         edits[(f"w_{letter}", r, c)] = value
     return edits, bad
-
-
-def dot_product_terms(q_row: np.ndarray, k_row: np.ndarray, max_terms: int = 8) -> str:
-    """How one score was made: `0.12×0.50 + -0.30×0.10 + …`, the sum of products q[d]·k[d]."""
-    terms = [f"{a:.2f}×{b:.2f}" for a, b in zip(q_row[:max_terms], k_row[:max_terms], strict=True)]
-    more = " + …" if len(q_row) > max_terms else ""
-    return " + ".join(terms) + more
-
-
-def score_hover(q: np.ndarray, k: np.ndarray, prefix: str) -> list[list[str]]:
-    """Hover text for a (T_q, T_k) score matrix: the dot product behind each cell."""
-    return [[f"<br>{prefix} {dot_product_terms(q[i], k[j])}" for j in range(len(k))] for i in range(len(q))]

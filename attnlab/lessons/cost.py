@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
+from attnlab.fit import loglog_slope
+
 MAX_LIVE_T = 2048  # the largest T measured live: one (T, T) float32 matrix is 16 MiB
 MIN_LIVE_T = 16
 LIVE_BUDGET_S = 1.2  # total time the live measurement may spend (the page must stay responsive)
@@ -101,15 +103,6 @@ def _measure(lens: Sequence[int], head_dim: int, seed: int, budget_s: float, max
             LivePoint(t, statistics.median(times), _quantile(times, 0.2), _quantile(times, 0.8), len(times), made)
         )
     return LiveRun(points, head_dim, skipped, time.perf_counter() - start)
-
-
-def loglog_slope(x: Sequence[float], y: Sequence[float]) -> float | None:
-    """The slope b of the least-squares line log y = a + b log x (None with fewer than two usable points)."""
-    pairs = [(float(a), float(b)) for a, b in zip(x, y, strict=True) if a and b and a > 0 and b > 0]
-    if len({a for a, _ in pairs}) < 2:
-        return None
-    lx, ly = np.log([a for a, _ in pairs]), np.log([b for _, b in pairs])
-    return float(np.polyfit(lx, ly, 1)[0])
 
 
 @dataclass(frozen=True)

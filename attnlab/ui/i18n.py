@@ -11,6 +11,7 @@ import streamlit as st
 LANGS = ("en", "zh")
 LANG_NAMES = {"en": "English", "zh": "中文"}
 LOCALES = Path(__file__).resolve().parent.parent / "locales"
+LANG_KEY = "app.lang"  # the session-state key of the language: `state.APP`'s `lang` parameter
 
 
 @functools.cache
@@ -32,7 +33,7 @@ def catalog(lang: str) -> dict[str, str]:
 
 def current_lang() -> str:
     """The language of this session (the sidebar and the `lang` query parameter set it)."""
-    lang = st.session_state.get("lang", "en")
+    lang = st.session_state.get(LANG_KEY, "en")
     return lang if lang in LANGS else "en"
 
 

@@ -1,7 +1,7 @@
 """The Playground's shared state and controls: text, sizes, seed, mask, and the weight editor.
 
-The Playground, Multi-head and Neuron pages all read the same `lab.*` state, so a number on
-one page can be traced on another, and every one of them puts it in the URL (contract 4).
+The Playground, Multi-head and Neuron pages all read the same `lab.*` state (`LAB`), so a number
+on one page can be traced on another, and every one of them puts it in the URL (contract 4).
 """
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ from dataclasses import replace
 import pandas as pd
 import streamlit as st
 
-from attnlab.limits import MAX_D_MODEL, MAX_SEED, MAX_TEXT_CHARS, MAX_TOKENS, MAX_URL_EDITS
+from attnlab.limits import MAX_D_MODEL, MAX_SEED, MAX_TOKENS, MAX_URL_EDITS, MAX_WEIGHT, MIN_D_MODEL
 from attnlab.multihead import NAMES
-from attnlab.params import Param, boolean, choice, dump_bool, int_in, text
+from attnlab.params import bool_param, choice_param, int_param, text_param
 from attnlab.pipeline import (
     LabConfig,
     LabResult,
@@ -26,76 +26,71 @@ from attnlab.pipeline import (
 )
 from attnlab.ui import state
 from attnlab.ui.i18n import t
-from attnlab.ui.widgets import keep_choice, size_inputs
+from attnlab.ui.stages import MAX_PANELS
+from attnlab.ui.state import PageState
+from attnlab.ui.text import code
+from attnlab.ui.widgets import segmented, size_inputs, text_input, toggle
 from attnlab.weights_io import WeightsError, edits_between, load_weights, to_json
 
-SCOPE = "lab"
 DEFAULT = LabConfig()
 INITS = ("random", "identity", "zeros")
-PARAMS = (
-    Param("text", DEFAULT.text, text(MAX_TEXT_CHARS)),
-    Param("d_model", DEFAULT.d_model, int_in(2, MAX_D_MODEL, DEFAULT.d_model)),
-    Param("heads", DEFAULT.heads, int_in(1, MAX_D_MODEL, DEFAULT.heads)),
-    Param("causal", DEFAULT.causal, boolean(DEFAULT.causal), dump_bool),
-    Param("seed", DEFAULT.seed, int_in(0, MAX_SEED, DEFAULT.seed)),
-    Param("init", DEFAULT.init, choice(INITS, DEFAULT.init)),
-    Param("pe", DEFAULT.positions, boolean(DEFAULT.positions), dump_bool),
-    Param("head", 0, int_in(0, MAX_D_MODEL, 0)),
+LAB = PageState(
+    "lab",
+    (
+        text_param("text", DEFAULT.text),
+        int_param("d_model", DEFAULT.d_model, MIN_D_MODEL, MAX_D_MODEL),
+        int_param("heads", DEFAULT.heads, 1, MAX_D_MODEL),
+        bool_param("causal", DEFAULT.causal),
+        int_param("seed", DEFAULT.seed, 0, MAX_SEED),
+        choice_param("init", DEFAULT.init, INITS),
+        bool_param("pe", DEFAULT.positions),
+        int_param("head", 0, 1 - MAX_D_MODEL // MAX_PANELS, MAX_D_MODEL),  # 0 / -g: heads side by side; h: head h
+    ),
 )
-K = {p.name: state.key(SCOPE, p.name) for p in PARAMS}
 EDITS, VERSION, CELL_PROBLEMS = "lab.edits", "lab.edits_version", "lab.cell_problems"
 UPLOAD_PROBLEM = "lab.upload_problem"
+QUERY = "lab.query"  # the token chip picked on the Playground (its row is outlined; the Neuron view opens it)
 SYMBOL = {"w_q": "W_Q", "w_k": "W_K", "w_v": "W_V", "w_o": "W_O"}
 
 
-def load() -> None:
-    """Read the URL once per session, then make heads divide d_model (saying so if it did not)."""
-    first = not st.session_state.get(f"_loaded.{SCOPE}")
-    state.load(SCOPE, PARAMS)
+def load() -> bool:
+    """Read the URL once per session, then make heads divide d_model (saying so); True on the first load."""
+    first = LAB.load()
     if first:
-        edits, bad = decode_edits(st.query_params.get("edits", ""), st.session_state[K["d_model"]])
+        edits, bad = decode_edits(st.query_params.get("edits", ""), LAB["d_model"])
         st.session_state[EDITS] = edits
         if bad:
-            state.add_problem(SCOPE, t("lab.url_bad_edits", items=", ".join(bad)))
+            LAB.add_problem("lab.url_bad_edits", items="; ".join(bad))
     st.session_state.setdefault(EDITS, {})
     st.session_state.setdefault(VERSION, 0)
-    state.heads_must_divide(SCOPE, K["d_model"], K["heads"], "heads", first)
+    LAB.heads_must_divide("d_model", "heads", first)
     take_editor_changes()
+    return first
 
 
 def config() -> LabConfig:
     """The current settings as the pure pipeline's config."""
-    v = state.values(SCOPE, PARAMS)
+    v = LAB.values()
     edits = tuple(sorted(st.session_state[EDITS].items()))
     return LabConfig(v["text"], v["d_model"], v["heads"], v["causal"], v["seed"], v["init"], v["pe"], edits)
 
 
-def save(extra: dict[str, str] | None = None) -> None:
-    """Put the settings (and the edited cells, when few enough for a link) plus `extra` in the URL."""
+def save(*pages: PageState) -> None:
+    """Put the settings (and the edited cells, when few enough for a link) plus other pages' state in the URL."""
     edits = st.session_state[EDITS]
-    query = dict(extra or {})
-    if 0 < len(edits) <= MAX_URL_EDITS:
-        query["edits"] = encode_edits(edits)
-    state.save(SCOPE, PARAMS, query)
+    extra = {"edits": encode_edits(edits)} if 0 < len(edits) <= MAX_URL_EDITS else {}
+    state.save(LAB, *pages, extra=extra)
 
 
 def controls() -> None:
     """Text, sizes, seed, mask and start of the weights, laid out for wide and narrow screens."""
-    st.text_input(t("lab.text"), key=K["text"], help=t("lab.text_help", cap=MAX_TOKENS), persist_state="session")
-    size_inputs(st.columns(3), K["d_model"], K["heads"], K["seed"], MAX_D_MODEL, MAX_SEED)
-    keep_choice(K["init"], INITS, DEFAULT.init)
+    text_input(LAB, "text", t("lab.text"), help=t("lab.text_help", cap=MAX_TOKENS))
+    size_inputs(LAB, st.columns(3))
     cols = st.columns([2, 1, 1], vertical_alignment="center")
-    cols[0].segmented_control(
-        t("lab.init"),
-        INITS,
-        format_func={v: t(f"lab.init_{v}") for v in INITS}.get,
-        key=K["init"],
-        required=True,
-        help=t("lab.init_help"),
-        persist_state="session",
-    )
-    cols[1].toggle(t("lab.causal"), key=K["causal"], help=t("lab.causal_help"), persist_state="session")
-    cols[2].toggle(t("lab.pe"), key=K["pe"], help=t("lab.pe_help"), persist_state="session")
+    labels = {v: t(f"lab.init_{v}") for v in INITS}
+    segmented(LAB, "init", t("lab.init"), where=cols[0], labels=labels, help=t("lab.init_help"))
+    toggle(LAB, "causal", t("lab.causal"), where=cols[1], help=t("lab.causal_help"))
+    toggle(LAB, "pe", t("lab.pe"), where=cols[2], help=t("lab.pe_help"))
 
 
 def text_status(result: LabResult) -> bool:
@@ -115,30 +110,26 @@ def compute() -> LabResult:
 
 def check_panel(result: LabResult) -> None:
     """Our numbers against PyTorch's, per head and after W_O, always in the sidebar."""
-    check = check_against_torch(result, st.session_state[K["causal"]])
+    check = check_against_torch(result, LAB["causal"])
     box = st.sidebar.container(border=True)
     box.markdown(f"**{t('lab.check_title')}**")
     verdict = t("lab.check_pass") if check.passed else t("lab.check_fail")
-    if check.passed:
-        box.success(verdict, icon=":material/check_circle:")
-    else:
-        box.error(verdict, icon=":material/error:")
+    icon = ":material/check_circle:" if check.passed else ":material/error:"
+    (box.success if check.passed else box.error)(verdict, icon=icon)
     rows = [(f"{t('lab.check_head', h=h + 1)} ↔ SDPA", err) for h, err in enumerate(check.sdpa_per_head)]
     rows.append(("W_O ↔ MHA", check.mha))
     frame = pd.DataFrame([(where, f"{err:.1e}") for where, err in rows], columns=[t("lab.check_where"), "max |Δ|"])
     box.dataframe(frame, hide_index=True, width="stretch")
     box.caption(t("lab.check_caption", tol=f"{check.tolerance:.0e}"))
-    worst = max(check.sdpa_per_head + [check.mha])
-    icon = ":material/check_circle:" if check.passed else ":material/error:"
-    st.caption(f"{icon} {verdict} · max |Δ| = {worst:.1e} ({t('lab.check_where_more')})")
+    st.caption(f"{icon} {verdict} · max |Δ| = {check.worst:.1e} ({t('lab.check_where_more')})")
 
 
-def _slices(d_model: int, heads: int) -> list[str]:
+def editor_views(heads: int) -> dict[str, str]:
     """Editor views: the whole matrix, or the part one head owns."""
-    return ["all"] + [str(h) for h in range(heads)]
+    return {"all": t("lab.editor_all")} | {str(h): t("lab.check_head", h=h + 1) for h in range(heads)}
 
 
-def _editor_cells(name: str, view: str, d_model: int, heads: int) -> tuple[list[int], list[int]]:
+def editor_cells(name: str, view: str, d_model: int, heads: int) -> tuple[list[int], list[int]]:
     """Rows and columns of a matrix shown in one editor view (W_O's head part is rows, others columns)."""
     every = list(range(d_model))
     if view == "all":
@@ -151,7 +142,7 @@ def _editor_cells(name: str, view: str, d_model: int, heads: int) -> tuple[list[
 def take_editor_changes() -> None:
     """Fold cells typed into the editor into the overrides, before anything is computed."""
     version = st.session_state[VERSION]
-    d_model, heads = st.session_state[K["d_model"]], st.session_state[K["heads"]]
+    d_model, heads = LAB["d_model"], LAB["heads"]
     prefix, suffix = "lab.editor.", f".{version}"
     for widget_key in [k for k in st.session_state if k.startswith(prefix) and k.endswith(suffix)]:
         edited = (st.session_state[widget_key] or {}).get("edited_rows") or {}
@@ -160,54 +151,46 @@ def take_editor_changes() -> None:
         _, _, name, view, _ = widget_key.split(".")
         if view != "all" and int(view) >= heads:
             continue
-        rows, cols = _editor_cells(name, view, d_model, heads)
+        rows, cols = editor_cells(name, view, d_model, heads)
         edits, problems = merge_editor_changes(st.session_state[EDITS], name, edited, rows, {f"d{c}": c for c in cols})
         st.session_state[EDITS] = edits
         st.session_state[CELL_PROBLEMS] = problems
         st.session_state[VERSION] = version + 1
 
 
+def reset_edits() -> None:
+    """Back to the seeded weights: no overrides, no refused cells, a fresh editor."""
+    st.session_state[EDITS], st.session_state[CELL_PROBLEMS] = {}, []
+    st.session_state[VERSION] += 1
+
+
+def cell_problems() -> None:
+    """Each refused cell by name, with what was typed shown as typed."""
+    for problem in st.session_state.get(CELL_PROBLEMS) or []:
+        cell = f"{SYMBOL[problem.name]}[{problem.row}, {problem.col}]"
+        message = t(f"lab.{problem.reason}", cell=cell, raw=code(problem.raw, 30), cap=f"{MAX_WEIGHT:g}")
+        st.error(message, icon=":material/block:")
+
+
 def weights_editor(result: LabResult) -> None:
     """Edit W_Q, W_K, W_V, W_O cell by cell; refused cells are named and keep their value."""
     d_model, heads = result.weights.d_model, result.steps.n_heads
     with st.expander(t("lab.editor_title"), expanded=bool(st.session_state.get(CELL_PROBLEMS))):
-        st.caption(t("lab.editor_help", cap="1000"))
+        st.caption(t("lab.editor_help", cap=f"{MAX_WEIGHT:g}"))
         left, right, reset = st.columns([2, 2, 1], vertical_alignment="bottom")
-        keep_choice("lab.editor_matrix", NAMES, "w_q")
-        name = left.segmented_control(
-            t("lab.editor_matrix"),
-            NAMES,
-            format_func=SYMBOL.get,
-            key="lab.editor_matrix",
-            required=True,
-            persist_state="session",
+        name = (
+            left.segmented_control(
+                t("lab.editor_matrix"), NAMES, format_func=SYMBOL.get, key="lab.editor_matrix", required=True
+            )
+            or NAMES[0]
         )
-        views = _slices(d_model, heads)
+        views = editor_views(heads)
         if st.session_state.get("lab.editor_view") not in views:
             st.session_state["lab.editor_view"] = "all"
-        view = right.selectbox(
-            t("lab.editor_view"),
-            views,
-            key="lab.editor_view",
-            format_func={
-                v: t("lab.editor_all") if v == "all" else t("lab.check_head", h=int(v) + 1) for v in views
-            }.get,
-        )
-        if reset.button(t("lab.reset"), disabled=not st.session_state[EDITS], width="stretch"):
-            st.session_state[EDITS], st.session_state[CELL_PROBLEMS] = {}, []
-            st.session_state[VERSION] += 1
-            st.rerun()
-        for problem in st.session_state.get(CELL_PROBLEMS) or []:
-            st.error(
-                t(
-                    f"lab.{problem.reason}",
-                    cell=f"{SYMBOL[problem.name]}[{problem.row}, {problem.col}]",
-                    raw=problem.raw[:30],
-                    cap="1000",
-                ),
-                icon=":material/block:",
-            )
-        rows, cols = _editor_cells(name, view, d_model, heads)
+        view = right.selectbox(t("lab.editor_view"), list(views), key="lab.editor_view", format_func=views.get)
+        reset.button(t("lab.reset"), disabled=not st.session_state[EDITS], width="stretch", on_click=reset_edits)
+        cell_problems()
+        rows, cols = editor_cells(name, view, d_model, heads)
         matrix = result.weights.as_dict()[name].numpy()
         frame = pd.DataFrame(matrix[rows][:, cols], index=[f"d{r}" for r in rows], columns=[f"d{c}" for c in cols])
         st.data_editor(
@@ -241,10 +224,13 @@ def weights_files(result: LabResult) -> None:
         on_change=take_upload,
         help=t("lab.upload_help"),
     )
-    problem = st.session_state.get(UPLOAD_PROBLEM)
-    if problem:
-        reason, fmt = problem
-        st.error(t(f"lab.upload_{reason}", **fmt), icon=":material/block:")
+    refused: WeightsError | None = st.session_state.get(UPLOAD_PROBLEM)
+    if refused is not None:
+        fields = {name: code(value) for name, value in refused.fmt.items()}
+        st.error(t(f"lab.upload_{refused.reason}", **fields), icon=":material/block:")
+        detail = getattr(refused, "detail", None)
+        if detail:
+            st.caption(t("common.library_said", detail=code(detail, 200)))
 
 
 def take_upload() -> None:
@@ -256,11 +242,17 @@ def take_upload() -> None:
     try:
         weights = load_weights(upload.name, upload.getvalue())
     except WeightsError as bad:
-        st.session_state[UPLOAD_PROBLEM] = (bad.reason, bad.fmt)
+        st.session_state[UPLOAD_PROBLEM] = bad
         return
-    st.session_state[K["d_model"]] = weights.d_model
-    state.fit_heads(K["d_model"], K["heads"])
+    LAB["d_model"] = weights.d_model
+    LAB.fit_heads("d_model", "heads")
     base = seeded_weights(replace(config(), d_model=weights.d_model, edits=()))
     st.session_state[EDITS] = edits_between(base, weights)
     st.session_state[CELL_PROBLEMS] = []
     st.session_state[VERSION] += 1
+
+
+def query_row(n_tokens: int) -> int | None:
+    """The picked token chip's position, if it is inside the current text."""
+    picked = st.session_state.get(QUERY)
+    return picked if picked is not None and picked < n_tokens else None

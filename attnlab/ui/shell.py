@@ -1,4 +1,4 @@
-"""What every page shares: the language switch (synced with `?lang=`) and the about box."""
+"""What every page shares: the language switch (synced with `?lang=`), the share box and the about box."""
 
 from __future__ import annotations
 
@@ -6,41 +6,16 @@ import urllib.parse
 
 import streamlit as st
 
-from attnlab.params import Invalid, choice
-from attnlab.ui.i18n import LANG_NAMES, LANGS, t
-from attnlab.ui.state import url_problem
-from attnlab.ui.widgets import keep_choice
+from attnlab.ui.i18n import LANG_NAMES, t
+from attnlab.ui.state import APP
+from attnlab.ui.widgets import segmented
 
 
-def load_language() -> None:
-    """Once per session: take the language from `?lang=` (en or zh), saying so if it is neither."""
-    if "_loaded.lang" in st.session_state:
-        return
-    st.session_state["_loaded.lang"] = True
-    raw = st.query_params.get("lang")
-    lang = "en"
-    if raw is not None:
-        try:
-            lang = choice(LANGS, "en")(raw)
-        except Invalid as bad:
-            st.session_state["_lang_problem"] = (raw, bad)
-    st.session_state.setdefault("lang", lang)
-
-
-def language_switch() -> None:
-    """The sidebar's English / 中文 switch."""
-    keep_choice("lang", LANGS, "en")
-    st.sidebar.segmented_control(
-        "Language · 语言",
-        LANGS,
-        format_func=LANG_NAMES.get,
-        key="lang",
-        required=True,
-        persist_state="session",
-    )
-    problem = st.session_state.get("_lang_problem")
-    if problem:
-        st.sidebar.warning(url_problem("lang", *problem), icon=":material/warning:")
+def settings() -> None:
+    """Take the app's own settings (the language) from the link once per session, then draw their switches."""
+    APP.load()
+    segmented(APP, "lang", "Language · 语言", where=st.sidebar, labels=LANG_NAMES)
+    APP.show_problems(where=st.sidebar)
 
 
 def share_link() -> None:

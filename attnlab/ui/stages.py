@@ -1,191 +1,343 @@
-"""Draw every stage of multi-head attention, in order, for one head or all heads side by side."""
+"""The eleven stages of multi-head attention as a table, and the renderer that draws them for any pages that need them.
+
+Each `Stage` knows its title, formula, shape and figure for a `StageView` (what is computed plus which
+heads are on screen), so the Playground draws them all in order, a presenter draws one per screen,
+and a comparison draws one stage for two runs, all from the same table.
+"""
 
 from __future__ import annotations
 
-import numpy as np
-import streamlit as st
+from collections.abc import Callable
+from dataclasses import dataclass
 
-from attnlab.figures import dim_labels, grid_figure, matrix_figure
-from attnlab.pipeline import LabResult, score_hover
+import numpy as np
+import plotly.graph_objects as go
+import streamlit as st
+import torch
+
+from attnlab.figures import dim_labels, dot_product_hover, matrices_figure, matrix_figure
+from attnlab.multihead import MultiHeadSteps
 from attnlab.ui.i18n import t
-from attnlab.ui.widgets import chart, keep_choice, shape_text, stage
+from attnlab.ui.state import PageState
+from attnlab.ui.widgets import chart, segmented, selectbox, shape_text, stage
 
 HOVER_TERMS_MAX_T = 16  # past this, spelling out every dot product costs more than it shows
+MAX_PANELS = 8  # heads drawn side by side at most: 64 panels of 64 x 64 would freeze a browser
 
 
-def head_picker(n_heads: int, key: str) -> int:
-    """0 = all heads side by side, h = only head h (1-based, as the UI counts)."""
-    keep_choice(key, range(n_heads + 1), 0)
-    return st.segmented_control(
-        t("stages.view"),
-        list(range(n_heads + 1)),
-        key=key,
-        required=True,
-        persist_state="session",
-        format_func={h: t("stages.all_heads") if h == 0 else t("lab.check_head", h=h) for h in range(n_heads + 1)}.get,
+@dataclass(frozen=True)
+class StageView:
+    """What the stage table draws: the tokens, X, every computed stage, which heads are shown and how X was made."""
+
+    tokens: list[str]
+    x: torch.Tensor  # (T, d_model)
+    steps: MultiHeadSteps
+    shown: tuple[int, ...]  # head indices on screen (0-based)
+    causal: bool
+    query: int | None = None  # a picked query row, outlined in every stage
+    positions: bool = False  # X = E + PE
+    bias: bool = False  # projections with a bias (a trained model): Q = X W_Q + b_Q
+
+    @property
+    def one(self) -> int | None:
+        """The head, when exactly one is shown."""
+        return self.shown[0] if len(self.shown) == 1 and self.steps.n_heads > 1 else None
+
+    @property
+    def sub(self) -> str:
+        """The subscript of per-head symbols: h for several heads, the head's number for one."""
+        return "h" if self.one is None else str(self.one + 1)
+
+    @property
+    def t_len(self) -> int:
+        return len(self.tokens)
+
+    @property
+    def d_model(self) -> int:
+        return self.steps.q.size(-1)
+
+    def titles(self) -> list[str]:
+        """Panel titles: Head 1, Head 2, ..."""
+        return [t("lab.check_head", h=h + 1) for h in self.shown]
+
+    def per_head(self, tensor: torch.Tensor) -> list[np.ndarray]:
+        """One matrix per shown head from an (H, ...) tensor."""
+        return [tensor[h].numpy() for h in self.shown]
+
+    def head_dims(self, h: int) -> list[str]:
+        """The d_model column labels that head h owns."""
+        d_k = self.steps.d_k
+        return dim_labels(self.d_model)[h * d_k : (h + 1) * d_k]
+
+    def head_breaks(self) -> list[int]:
+        """The columns where a new head's block starts."""
+        d_k = self.steps.d_k
+        return list(range(d_k, self.d_model, d_k))
+
+
+def by_token(view: StageView) -> dict:
+    """Axis names and the outlined row of a (T, d) matrix."""
+    return dict(row_name=t("stages.token"), col_name=t("stages.dim"), highlight_row=view.query)
+
+
+def square(view: StageView) -> dict:
+    """Axis names and the outlined row of a (T, T) matrix."""
+    return dict(row_name=t("stages.query"), col_name=t("stages.key"), highlight_row=view.query)
+
+
+def plus_bias(letter: str, view: StageView) -> str:
+    """'+ b_Q' when the projections carry a bias."""
+    return rf" + b^{letter}" if view.bias else ""
+
+
+# --------------------------------------------------------------------------------------------- formulas
+
+
+def x_formula(view: StageView) -> str:
+    return r"X = E + PE" if view.positions else r"X = E"
+
+
+def projection_formula(letter: str) -> Callable[[StageView], str]:
+    """Q = X W^Q for all heads, or head h's slice of the columns of W^Q."""
+
+    def formula(view: StageView) -> str:
+        if view.one is None:
+            return rf"{letter} = X\,W^{letter}" + plus_bias(letter, view)
+        h, d_k = view.one, view.steps.d_k
+        return rf"{letter}_{{{h + 1}}} = X\,W^{letter}_{{[:,\,{h * d_k}:{(h + 1) * d_k}]}}" + plus_bias(letter, view)
+
+    return formula
+
+
+def scores_formula(view: StageView) -> str:
+    return rf"S_{view.sub} = Q_{view.sub} K_{view.sub}^\top"
+
+
+def scaled_formula(view: StageView) -> str:
+    s, scale, d_k = view.sub, view.steps.heads.scale, view.steps.d_k
+    return rf"\frac{{S_{s}}}{{\sqrt{{d_k}}}} = S_{s} \times \frac{{1}}{{\sqrt{{{d_k}}}}} = S_{s} \times {scale:.4f}"
+
+
+def mask_formula(view: StageView) -> str:
+    if view.causal:
+        return r"S'' = S' + M,\quad M_{ij} = \begin{cases}0 & j \le i\\ -\infty & j > i\end{cases}"
+    return r"S'' = S' + M,\quad M = 0"
+
+
+def softmax_formula(view: StageView) -> str:
+    return (
+        rf"A_{view.sub} = \mathrm{{softmax}}(S'') ,\quad A_{{ij}} = "
+        r"\frac{e^{S''_{ij} - m_i}}{\sum_{j'} e^{S''_{ij'} - m_i}},\ m_i = \max_j S''_{ij}"
     )
 
 
-def _draw(mats: list[np.ndarray], rows, cols, key: str, *, titles=None, hover=None, **kw) -> None:
-    """One matrix, or several in a grid with a shared colour scale."""
-    if len(mats) == 1:
-        fig = matrix_figure(mats[0], rows, cols, hover_extra=hover[0] if hover else None, **kw)
+def weighted_formula(view: StageView) -> str:
+    return rf"Z_{view.sub} = A_{view.sub} V_{view.sub}"
+
+
+def concat_formula(view: StageView) -> str:
+    return r"\mathrm{Concat}(Z_1, \dots, Z_H)"
+
+
+def output_formula(view: StageView) -> str:
+    return r"\mathrm{Output} = \mathrm{Concat}(Z_1, \dots, Z_H)\, W^O" + plus_bias("O", view)
+
+
+# --------------------------------------------------------------------------------------------- shapes
+
+
+def model_shape(name: str) -> Callable[[StageView], str]:
+    """(T, d_model)."""
+    return lambda view: shape_text(name, ["T", "d_model"], [view.t_len, view.d_model])
+
+
+def projection_shape(letter: str) -> Callable[[StageView], str]:
+    """(T, d_model) for all heads, (T, d_k) for one."""
+
+    def shape(view: StageView) -> str:
+        if view.one is None:
+            return shape_text(letter, ["T", "d_model"], [view.t_len, view.d_model])
+        return shape_text(f"{letter}_{view.one + 1}", ["T", "d_k"], [view.t_len, view.steps.d_k])
+
+    return shape
+
+
+def square_shape(name: str) -> Callable[[StageView], str]:
+    """(T, T)."""
+    return lambda view: shape_text(name, ["T", "T"], [view.t_len, view.t_len])
+
+
+def z_shape(view: StageView) -> str:
+    return shape_text("Z", ["T", "d_k"], [view.t_len, view.steps.d_k])
+
+
+def concat_shape(view: StageView) -> str:
+    return shape_text("Concat", ["T", "H·d_k"], [view.t_len, view.d_model])
+
+
+# --------------------------------------------------------------------------------------------- figures
+
+
+def x_figure(view: StageView) -> go.Figure:
+    return matrix_figure(view.x.numpy(), view.tokens, dim_labels(view.d_model), **by_token(view))
+
+
+def model_figure(pick: Callable[[MultiHeadSteps], torch.Tensor]) -> Callable[[StageView], go.Figure]:
+    """A (T, d_model) stage with a rule where each head's columns start."""
+
+    def figure(view: StageView) -> go.Figure:
+        m = pick(view.steps).numpy()
+        return matrix_figure(m, view.tokens, dim_labels(view.d_model), col_breaks=view.head_breaks(), **by_token(view))
+
+    return figure
+
+
+def projection_figure(letter: str) -> Callable[[StageView], go.Figure]:
+    """Q (K, V) for all heads with their column blocks, or one head's slice."""
+    full = model_figure(lambda steps: getattr(steps, letter))
+
+    def figure(view: StageView) -> go.Figure:
+        if view.one is None:
+            return full(view)
+        part = getattr(view.steps.heads, letter)[view.one].numpy()
+        return matrix_figure(part, view.tokens, view.head_dims(view.one), **by_token(view))
+
+    return figure
+
+
+def square_figure(name: str, **kw) -> Callable[[StageView], go.Figure]:
+    """One (T, T) matrix per shown head, from the per-head stage `name`."""
+
+    def figure(view: StageView) -> go.Figure:
+        mats = view.per_head(getattr(view.steps.heads, name))
+        blocked = dict(blocked_text=t("stages.blocked")) if name in ("masked", "shifted") else {}
+        return matrices_figure(mats, view.titles(), view.tokens, view.tokens, **square(view), **blocked, **kw)
+
+    return figure
+
+
+def scores_figure(view: StageView) -> go.Figure:
+    """The scores, with the dot product behind each cell in the hover for short texts."""
+    heads = view.steps.heads
+    hover = None
+    if view.t_len <= HOVER_TERMS_MAX_T:
+        hover = [dot_product_hover(heads.q[h].numpy(), heads.k[h].numpy(), "q·k =") for h in view.shown]
+    return matrices_figure(
+        view.per_head(heads.scores), view.titles(), view.tokens, view.tokens, hover_extra=hover, **square(view)
+    )
+
+
+def z_figure(view: StageView) -> go.Figure:
+    """Each shown head's output Z (T, d_k)."""
+    mats = view.per_head(view.steps.heads.output)
+    cols = dim_labels(view.steps.d_k) if view.one is None else view.head_dims(view.one)
+    return matrices_figure(mats, view.titles(), view.tokens, cols, **by_token(view))
+
+
+# --------------------------------------------------------------------------------------------- the table
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One stage: its locale keys (stages.<key>, stages.<note>), formula, shape line and figure."""
+
+    key: str
+    formula: Callable[[StageView], str]
+    shape: Callable[[StageView], str]
+    figure: Callable[[StageView], go.Figure]
+    note: Callable[[StageView], str | None] = lambda view: None
+
+
+def note(key: str, **fields: Callable[[StageView], object]) -> Callable[[StageView], str]:
+    """A stage note from a locale key, its fields computed from the view."""
+    return lambda view: t(key, **{name: field(view) for name, field in fields.items()})
+
+
+def split_note(view: StageView) -> str | None:
+    return t("stages.split_note", d_k=view.steps.d_k) if view.one is None else None
+
+
+STAGES: tuple[Stage, ...] = (
+    Stage("x", x_formula, model_shape("X"), x_figure, note("stages.x_note")),
+    Stage("q", projection_formula("Q"), projection_shape("Q"), projection_figure("q"), split_note),
+    Stage("k", projection_formula("K"), projection_shape("K"), projection_figure("k"), split_note),
+    Stage("v", projection_formula("V"), projection_shape("V"), projection_figure("v"), split_note),
+    Stage("scores", scores_formula, square_shape("S"), scores_figure, note("stages.scores_note")),
+    Stage("scaled", scaled_formula, square_shape("S'"), square_figure("scaled"), note("stages.scaled_note")),
+    Stage(
+        "masked",
+        mask_formula,
+        square_shape("M"),
+        square_figure("masked"),
+        lambda view: t("stages.mask_causal" if view.causal else "stages.mask_none"),
+    ),
+    Stage(
+        "softmax",
+        softmax_formula,
+        square_shape("A"),
+        square_figure("weights", kind="prob"),
+        note("stages.softmax_note"),
+    ),
+    Stage("weighted", weighted_formula, z_shape, z_figure, note("stages.weighted_note")),
+    Stage(
+        "concat",
+        concat_formula,
+        concat_shape,
+        model_figure(lambda steps: steps.concat),
+        note("stages.concat_note", h=lambda view: view.steps.n_heads),
+    ),
+    Stage(
+        "output",
+        output_formula,
+        model_shape("Output"),
+        model_figure(lambda steps: steps.output),
+        note("stages.output_note"),
+    ),
+)
+STABLE = Stage("stable", softmax_formula, square_shape("S'' − m"), square_figure("shifted"))
+
+
+def draw(index: int, spec: Stage, view: StageView, key: str) -> None:
+    """One stage: heading, formula, shape, note, then its figure."""
+    stage(index, t(f"stages.{spec.key}"), spec.formula(view), spec.shape(view), spec.note(view))
+    chart(spec.figure(view), key)
+
+
+def render(view: StageView, key: str = "st") -> None:
+    """Every stage in order; after the softmax, the stable softmax's shifted scores on request."""
+    for index, spec in enumerate(STAGES, start=1):
+        draw(index, spec, view, f"{key}.{spec.key}")
+        if spec.key == "softmax" and st.toggle(t("stages.show_stable"), key=f"{key}.show_stable"):
+            chart(STABLE.figure(view), f"{key}.stable")
+
+
+def head_groups(n_heads: int) -> list[tuple[int, ...]]:
+    """Heads in groups of at most MAX_PANELS, drawn side by side one group at a time."""
+    return [tuple(range(lo, min(lo + MAX_PANELS, n_heads))) for lo in range(0, n_heads, MAX_PANELS)]
+
+
+def head_options(n_heads: int) -> dict[int, str]:
+    """The head picker's choices: 0 = all heads (or -g = group g when there are many), h = head h alone."""
+    groups = head_groups(n_heads)
+    if len(groups) == 1:
+        several = {0: t("stages.all_heads")}
     else:
-        fig = grid_figure(mats, titles, rows, cols, hover_extra=hover, **kw)
-    chart(fig, key)
+        several = {-g: t("stages.head_group", lo=hs[0] + 1, hi=hs[-1] + 1, n=n_heads) for g, hs in enumerate(groups)}
+    return several | {h: t("lab.check_head", h=h) for h in range(1, n_heads + 1)}
 
 
-def _head_breaks(d_model: int, d_k: int) -> list[int]:
-    """The columns where a new head's block starts."""
-    return list(range(d_k, d_model, d_k))
+def shown_heads(choice: int, n_heads: int) -> tuple[int, ...]:
+    """The heads a picker choice shows: a group for 0 or a negative choice, one head for h >= 1."""
+    if choice >= 1:
+        return (choice - 1,)
+    return head_groups(n_heads)[-choice]
 
 
-def render(result: LabResult, view: int, causal: bool, query: int | None = None) -> None:
-    """Stages 1 to 11 of attention with formulas, shapes, hover and the chosen head view; `query` outlines a row."""
-    steps, tokens = result.steps, result.tokens
-    heads, n_heads, d_k = steps.heads, steps.n_heads, steps.d_k
-    t_len, d_model = len(tokens), result.weights.d_model
-    shown = list(range(n_heads)) if view == 0 else [view - 1]
-    titles = [t("lab.check_head", h=h + 1) for h in shown]
-    sub = "h" if view == 0 else str(view)
-    tok, dim = t("stages.token"), t("stages.dim")
-    query_name, key_name = t("stages.query"), t("stages.key")
-    by_token = dict(row_name=tok, col_name=dim, highlight_row=query)
-    head_dims = {h: dim_labels(d_model)[h * d_k : (h + 1) * d_k] for h in shown}
-
-    def pick(tensor) -> list[np.ndarray]:
-        return [tensor[h].numpy() for h in shown]
-
-    stage(
-        1,
-        t("stages.x"),
-        r"X = E + PE" if st.session_state.get("lab.pe") else r"X = E",
-        shape_text("X", ["T", "d_model"], [t_len, d_model]),
-        t("stages.x_note"),
-    )
-    chart(matrix_figure(result.x.numpy(), tokens, dim_labels(d_model), **by_token), "st.x")
-
-    for number, (letter, full) in enumerate((("Q", steps.q), ("K", steps.k), ("V", steps.v)), start=2):
-        if view == 0:
-            stage(
-                number,
-                t(f"stages.{letter.lower()}"),
-                rf"{letter} = X\,W^{letter}",
-                shape_text(letter, ["T", "d_model"], [t_len, d_model]),
-                t("stages.split_note", d_k=d_k),
-            )
-            breaks = _head_breaks(d_model, d_k)
-            fig = matrix_figure(full.numpy(), tokens, dim_labels(d_model), **by_token, col_breaks=breaks)
-            chart(fig, f"st.{letter}")
-        else:
-            h = view - 1
-            stage(
-                number,
-                t(f"stages.{letter.lower()}"),
-                rf"{letter}_{{{view}}} = X\,W^{letter}_{{[:,\,{h * d_k}:{(h + 1) * d_k}]}}",
-                shape_text(f"{letter}_{view}", ["T", "d_k"], [t_len, d_k]),
-            )
-            part = getattr(heads, letter.lower())[h].numpy()
-            chart(matrix_figure(part, tokens, head_dims[h], **by_token), f"st.{letter}")
-
-    square = dict(row_name=query_name, col_name=key_name, highlight_row=query)
-    scores_hover = (
-        None
-        if t_len > HOVER_TERMS_MAX_T
-        else [score_hover(heads.q[h].numpy(), heads.k[h].numpy(), "q·k =") for h in shown]
-    )
-    stage(
-        5,
-        t("stages.scores"),
-        rf"S_{sub} = Q_{sub} K_{sub}^\top",
-        shape_text("S", ["T", "T"], [t_len, t_len]),
-        t("stages.scores_note"),
-    )
-    _draw(pick(heads.scores), tokens, tokens, "st.scores", titles=titles, hover=scores_hover, **square)
-
-    stage(
-        6,
-        t("stages.scaled"),
-        rf"\frac{{S_{sub}}}{{\sqrt{{d_k}}}} = S_{sub} \times \frac{{1}}{{\sqrt{{{d_k}}}}}"
-        rf" = S_{sub} \times {heads.scale:.4f}",
-        shape_text("S'", ["T", "T"], [t_len, t_len]),
-        t("stages.scaled_note"),
-    )
-    _draw(pick(heads.scaled), tokens, tokens, "st.scaled", titles=titles, **square)
-
-    mask_note = t("stages.mask_causal") if causal else t("stages.mask_none")
-    stage(
-        7,
-        t("stages.masked"),
-        r"S'' = S' + M,\quad M_{ij} = \begin{cases}0 & j \le i\\ -\infty & j > i\end{cases}"
-        if causal
-        else r"S'' = S' + M,\quad M = 0",
-        shape_text("M", ["T", "T"], [t_len, t_len]),
-        mask_note,
-    )
-    _draw(
-        pick(heads.masked),
-        tokens,
-        tokens,
-        "st.masked",
-        titles=titles,
-        blocked_text=t("stages.blocked"),
-        **square,
-    )
-
-    stage(
-        8,
-        t("stages.softmax"),
-        rf"A_{sub} = \mathrm{{softmax}}(S'') ,\quad A_{{ij}} = "
-        r"\frac{e^{S''_{ij} - m_i}}{\sum_{j'} e^{S''_{ij'} - m_i}},\ m_i = \max_j S''_{ij}",
-        shape_text("A", ["T", "T"], [t_len, t_len]),
-        t("stages.softmax_note"),
-    )
-    _draw(pick(heads.weights), tokens, tokens, "st.weights", titles=titles, kind="prob", **square)
-    if st.toggle(t("stages.show_stable"), key="lab.show_stable"):
-        _draw(
-            pick(heads.shifted),
-            tokens,
-            tokens,
-            "st.shifted",
-            titles=titles,
-            blocked_text=t("stages.blocked"),
-            **square,
-        )
-
-    stage(
-        9,
-        t("stages.weighted"),
-        rf"Z_{sub} = A_{sub} V_{sub}",
-        shape_text("Z", ["T", "d_k"], [t_len, d_k]),
-        t("stages.weighted_note"),
-    )
-    if view == 0:
-        _draw(pick(heads.output), tokens, dim_labels(d_k), "st.z", titles=titles, **by_token)
-    else:
-        chart(
-            matrix_figure(heads.output[view - 1].numpy(), tokens, head_dims[view - 1], **by_token),
-            "st.z",
-        )
-
-    stage(
-        10,
-        t("stages.concat"),
-        r"\mathrm{Concat}(Z_1, \dots, Z_H)",
-        shape_text("Concat", ["T", "H·d_k"], [t_len, d_model]),
-        t("stages.concat_note", h=n_heads),
-    )
-    breaks = _head_breaks(d_model, d_k)
-    chart(
-        matrix_figure(steps.concat.numpy(), tokens, dim_labels(d_model), **by_token, col_breaks=breaks),
-        "st.concat",
-    )
-
-    stage(
-        11,
-        t("stages.output"),
-        r"\mathrm{Output} = \mathrm{Concat}(Z_1, \dots, Z_H)\, W^O",
-        shape_text("Output", ["T", "d_model"], [t_len, d_model]),
-        t("stages.output_note"),
-    )
-    chart(matrix_figure(steps.output.numpy(), tokens, dim_labels(d_model), **by_token), "st.out")
+def head_picker(page: PageState, name: str, n_heads: int) -> tuple[int, ...]:
+    """Choose the heads on screen (buttons when the choices are few, a dropdown for many); returns them."""
+    labels = head_options(n_heads)
+    if page[name] not in labels:
+        page[name] = 0
+    widget = segmented if len(labels) <= MAX_PANELS + 1 else selectbox
+    widget(page, name, t("stages.view"), options=list(labels), labels=labels)
+    return shown_heads(page[name], n_heads)

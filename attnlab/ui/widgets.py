@@ -1,26 +1,30 @@
-"""Small drawing helpers every page uses: charts, stage headers, token chips, shape captions."""
+"""Widgets bound to a page's URL parameters, and the small drawing helpers every page shares.
+
+A widget takes its key, bounds and options from the `Param` it edits, so a bound is written once
+(on the Param) and the URL parser and the widget cannot disagree.
+"""
 
 from __future__ import annotations
 
-import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import plotly.graph_objects as go
 import streamlit as st
 
 from attnlab.params import divisors
 from attnlab.ui.i18n import t
-from attnlab.ui.state import fit_heads
+from attnlab.ui.state import PageState
+from attnlab.ui.text import md_escape
 
 CHART_CONFIG = {
     "displaylogo": False,
     "modeBarButtonsToRemove": ["lasso2d", "select2d", "autoScale2d"],
     "toImageButtonOptions": {"format": "png", "scale": 2},
 }
-_MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|~<>$&])")
 
 
-def keep_choice(key: str, options: Sequence, fallback) -> None:
+def keep_choice(key: str, options: Sequence, fallback: Any) -> None:
     """Before a required choice widget is drawn, make sure its state is one of its options.
 
     The browser occasionally reports a required segmented control as unselected on a rerun;
@@ -34,43 +38,107 @@ def keep_choice(key: str, options: Sequence, fallback) -> None:
     st.session_state[key] = last if last in options else fallback
 
 
-def size_inputs(cols, d_key: str, h_key: str, seed_key: str, max_d: int, max_seed: int) -> None:
+def _bound(page: PageState, name: str) -> dict[str, Any]:
+    """The key that ties a widget to its parameter, kept across pages for the whole session."""
+    return {"key": page.key(name), "persist_state": "session"}
+
+
+def _labels(labels: Mapping | None) -> dict[str, Any]:
+    """format_func from precomputed labels (a dict survives outside a script run, a lambda over t() does not)."""
+    return {"format_func": labels.get} if labels is not None else {}
+
+
+def number(page: PageState, name: str, label: str, *, where: Any = st, step: float | None = None, **kw) -> Any:
+    """A number input with the bounds of its Param (whole numbers when the default is one)."""
+    param = page.params[name]
+    cast = int if isinstance(param.default, int) else float
+    return where.number_input(
+        label, min_value=cast(param.lo), max_value=cast(param.hi), step=cast(step or 1), **_bound(page, name), **kw
+    )
+
+
+def slider(page: PageState, name: str, label: str, *, where: Any = st, step: float | None = None, **kw) -> Any:
+    """A slider over the range of its Param."""
+    param = page.params[name]
+    cast = int if isinstance(param.default, int) else float
+    return where.slider(label, cast(param.lo), cast(param.hi), step=cast(step or 1), **_bound(page, name), **kw)
+
+
+def toggle(page: PageState, name: str, label: str, *, where: Any = st, **kw) -> bool:
+    """An on/off switch for a boolean Param."""
+    return where.toggle(label, **_bound(page, name), **kw)
+
+
+def text_input(page: PageState, name: str, label: str, *, where: Any = st, **kw) -> str:
+    """A one-line text box for a text Param."""
+    return where.text_input(label, **_bound(page, name), **kw)
+
+
+def selectbox(
+    page: PageState,
+    name: str,
+    label: str,
+    *,
+    where: Any = st,
+    options: Sequence | None = None,
+    labels: Mapping | None = None,
+    **kw,
+) -> Any:
+    """A dropdown over the Param's options (or `options` when they depend on other settings)."""
+    opts = list(page.params[name].options if options is None else options)
+    return where.selectbox(label, opts, **_labels(labels), **_bound(page, name), **kw)
+
+
+def segmented(
+    page: PageState,
+    name: str,
+    label: str,
+    *,
+    where: Any = st,
+    options: Sequence | None = None,
+    labels: Mapping | None = None,
+    **kw,
+) -> Any:
+    """A row of buttons, one always chosen, over the Param's options (or `options`)."""
+    param = page.params[name]
+    opts = list(param.options if options is None else options)
+    keep_choice(page.key(name), opts, param.default if param.default in opts else opts[0])
+    return where.segmented_control(label, opts, required=True, **_labels(labels), **_bound(page, name), **kw)
+
+
+def multiselect(
+    page: PageState,
+    name: str,
+    label: str,
+    *,
+    where: Any = st,
+    options: Sequence | None = None,
+    labels: Mapping | None = None,
+    **kw,
+) -> list:
+    """Any number of the Param's options (or `options`)."""
+    opts = list(page.params[name].options if options is None else options)
+    return where.multiselect(label, opts, **_labels(labels), **_bound(page, name), **kw)
+
+
+def size_inputs(page: PageState, cols: Sequence, d_name: str = "d_model", h_name: str = "heads") -> None:
     """d_model, heads (only divisors are offered) and seed, in three given columns."""
-    cols[0].number_input(
+    number(
+        page,
+        d_name,
         "d_model",
-        min_value=2,
-        max_value=max_d,
-        step=1,
-        key=d_key,
-        help=t("common.d_model_help"),
-        on_change=fit_heads,
-        args=(d_key, h_key),
-        persist_state="session",
+        where=cols[0],
+        help=t("common.d_model_help", lo=page.params[d_name].lo, hi=page.params[d_name].hi),
+        on_change=page.fit_heads,
+        args=(d_name, h_name),
     )
-    cols[1].selectbox(
-        t("common.heads"),
-        divisors(st.session_state[d_key]),
-        key=h_key,
-        help=t("common.heads_help"),
-        persist_state="session",
+    selectbox(
+        page, h_name, t("common.heads"), where=cols[1], options=divisors(page[d_name]), help=t("common.heads_help")
     )
-    cols[2].number_input(
-        t("common.seed"),
-        min_value=0,
-        max_value=max_seed,
-        step=1,
-        key=seed_key,
-        help=t("common.seed_help"),
-        persist_state="session",
-    )
+    number(page, "seed", t("common.seed"), where=cols[2], help=t("common.seed_help"))
 
 
-def md_escape(text: str) -> str:
-    """User text made inert for Streamlit markdown: no emphasis, links, HTML or math."""
-    return _MARKDOWN_SPECIAL.sub(r"\\\1", text)
-
-
-def chart(fig: go.Figure, key: str) -> None:
+def chart(fig: go.Figure | dict, key: str) -> None:
     """A Plotly chart at full width with a lean toolbar."""
     st.plotly_chart(fig, width="stretch", config=CHART_CONFIG, key=key)
 
@@ -80,9 +148,9 @@ def shape_text(name: str, dims: Sequence[str], sizes: Sequence[int]) -> str:
     return f"`{name}: ({', '.join(dims)}) = ({', '.join(str(s) for s in sizes)})`"
 
 
-def stage(number: int, title: str, formula: str, shape: str, note: str | None = None) -> None:
+def stage(index: int, title: str, formula: str, shape: str, note: str | None = None) -> None:
     """Heading, formula and shape line that introduce one stage of the computation."""
-    st.markdown(f"#### {number}. {title}")
+    st.markdown(f"#### {index}. {title}")
     left, right = st.columns([3, 2], vertical_alignment="center")
     with left:
         st.latex(formula)
@@ -97,7 +165,7 @@ def token_chips(tokens: Sequence[str], key: str) -> int | None:
     return st.pills(
         t("common.tokens_label", n=len(tokens)),
         list(range(len(tokens))),
-        format_func=lambda i: md_escape(tokens[i]),
+        format_func={i: md_escape(tok) for i, tok in enumerate(tokens)}.get,
         help=t("common.tokens_help"),
         key=key,
         persist_state="session",

@@ -7,6 +7,7 @@ import pytest
 
 from attnlab.pipeline import LabConfig, run_lab
 from attnlab.ui.i18n import catalog
+from attnlab.ui.text import code
 from tests.app.charts import blocked_cells, heatmap_values
 from tests.app.conftest import assert_clean, open_page, texts
 
@@ -63,7 +64,7 @@ def test_unknown_language_in_the_url_falls_back_to_english_and_says_so():
     at = open_page(lang="fr")
     assert_clean(at)
     assert at.title[0].value == catalog("en")["lab.title"]
-    assert any("lang=fr" in w for w in texts(at, "warning"))
+    assert any("`lang=fr`" in w for w in texts(at, "warning"))
 
 
 @pytest.mark.parametrize("text", ["", "   \n\t "])
@@ -164,7 +165,7 @@ def test_bad_cells_are_refused_by_name_and_keep_their_value(lang, raw, reason):
     assert_clean(at)
     errors = texts(at, "error")
     assert any("W_Q[2, 3]" in e for e in errors), errors
-    assert catalog(lang)[f"lab.{reason}"].format(cell="W_Q[2, 3]", raw=str(raw), cap="1000") in errors
+    assert catalog(lang)[f"lab.{reason}"].format(cell="W_Q[2, 3]", raw=code(str(raw)), cap="1000") in errors
     np.testing.assert_allclose(heatmap_values(at, Q)[0], before)
 
 

@@ -1,4 +1,4 @@
-"""Plotly figures for the Benchmark and Tiled-attention pages (no Streamlit).
+"""Plotly figures for the Benchmark page (no Streamlit).
 
 Benchmark charts draw only what a result row measured: rows whose status is not `ok`, and
 values that are None, are left out, never filled in. Titles and names arrive translated
@@ -7,25 +7,19 @@ from the page and are escaped here all the same.
 
 from __future__ import annotations
 
-import html
-import math
 from collections.abc import Sequence
 
-import numpy as np
 import plotly.graph_objects as go
 
 from attnlab.bench.harness import IMPLS
 from attnlab.bench.limits import format_bytes
-from attnlab.figures import matrix_figure
+from attnlab.figures.lines import LEGEND_BELOW, binary_ticks, decade_ticks, layout, loglog_axes, with_slope
+from attnlab.figures.palette import current
+from attnlab.figures.text import esc
+from attnlab.fit import loglog_slope
 
-COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf")
 DASHES = ("solid", "dash", "dot", "dashdot", "longdash")
 GROUP_FIELDS = ("dtype", "batch", "heads", "head_dim", "causal")
-
-
-def _esc(text: str) -> str:
-    """Text made safe for Plotly, which renders some HTML in labels."""
-    return html.escape(str(text), quote=False)
 
 
 def _field_text(name: str, value: object, causal_names: tuple[str, str]) -> str:
@@ -54,45 +48,14 @@ def series(rows: Sequence[dict], causal_names: tuple[str, str] = ("causal", "ful
     return out
 
 
-def loglog_slope(xs: Sequence[float], ys: Sequence[float]) -> float | None:
-    """Least-squares slope of log y against log x (None with fewer than two distinct positive points)."""
-    pts = [(x, y) for x, y in zip(xs, ys, strict=True) if x and y and x > 0 and y > 0]
-    if len({x for x, _ in pts}) < 2:
-        return None
-    lx, ly = np.log([p[0] for p in pts]), np.log([p[1] for p in pts])
-    return float(np.polyfit(lx, ly, 1)[0])
-
-
 def _style(name: str, index_by_impl: dict[str, int]) -> dict:
     """Same colour for an implementation on every chart; a dash per variant of it."""
     impl = name.split(" · ")[0]
-    colour = COLOURS[IMPLS.index(impl) % len(COLOURS)] if impl in IMPLS else "#7f7f7f"
+    palette = current()
+    colour = palette.line(IMPLS.index(impl)) if impl in IMPLS else palette.neutral
     n = index_by_impl.get(impl, 0)
     index_by_impl[impl] = n + 1
     return dict(color=colour, dash=DASHES[n % len(DASHES)])
-
-
-def decade_ticks(values: Sequence[float]) -> tuple[list[float], list[str]]:
-    """1-2-5 ticks covering the values on a log axis, written plainly ('0.05', '2', '100')."""
-    pos = [float(v) for v in values if v and v > 0]
-    if not pos:
-        return [], []
-    lo, hi = math.floor(math.log10(min(pos))), math.ceil(math.log10(max(pos)))
-    steps = (1, 2, 5) if hi - lo <= 3 else (1,)
-    ticks = [m * 10.0**e for e in range(lo, hi + 1) for m in steps]
-    ticks = [x for x in ticks if min(pos) / 2.5 <= x <= max(pos) * 2.5]
-    return ticks, [f"{x:g}" for x in ticks]
-
-
-def binary_ticks(values: Sequence[float]) -> tuple[list[float], list[str]]:
-    """Powers of two covering byte counts on a log axis, written as '4.0 KiB', at most about 8 of them."""
-    pos = [float(v) for v in values if v and v > 0]
-    if not pos:
-        return [], []
-    lo, hi = math.floor(math.log2(min(pos))), math.ceil(math.log2(max(pos)))
-    step = max(1, -(-(hi - lo) // 7))
-    ticks = [2.0**e for e in range(lo, hi + 1, step)]
-    return ticks, [format_bytes(x) for x in ticks]
 
 
 def _layout(
@@ -103,24 +66,9 @@ def _layout(
     log_y: bool = True,
     y_ticks: tuple[list[float], list[str]] | None = None,
 ) -> go.Figure:
-    xs = sorted({x for tr in fig.data for x in (tr.x or ())})
-    fig.update_xaxes(type="log", title=_esc(x_title), tickvals=xs, ticktext=[str(x) for x in xs])
-    fig.update_yaxes(type="log" if log_y else "linear", title=_esc(y_title), rangemode=None if log_y else "tozero")
-    if y_ticks and y_ticks[0]:
-        fig.update_yaxes(tickvals=y_ticks[0], ticktext=y_ticks[1])
-    fig.update_layout(
-        template="attnlab",
-        height=400,
-        title=dict(text=_esc(title), x=0.0),
-        legend=dict(orientation="h", yanchor="top", y=-0.25, x=0.0),
-        margin=dict(l=10, r=10, t=40, b=10),
-        hovermode="closest",
-    )
-    return fig
-
-
-def _name(name: str, slope: float | None, slope_word: str) -> str:
-    return _esc(name) if slope is None else f"{_esc(name)} ({_esc(slope_word)} {slope:.2f})"
+    """A benchmark chart: T on a log axis at the measured values, legend below."""
+    loglog_axes(fig, x_title, y_title, y_ticks, log_y)
+    return layout(fig, title, 400, legend=LEGEND_BELOW, hovermode="closest")
 
 
 def time_figure(
@@ -137,7 +85,7 @@ def time_figure(
                 x=xs,
                 y=med,
                 mode="lines+markers",
-                name=_name(name, loglog_slope(xs, med), slope_word),
+                name=with_slope(name, loglog_slope(xs, med), slope_word),
                 line=_style(name, styles),
                 error_y=dict(
                     type="data",
@@ -147,7 +95,7 @@ def time_figure(
                     thickness=1,
                 ),
                 customdata=[[r["p20_ms"], r["p80_ms"]] for r in rs],
-                hovertemplate=f"{_esc(name)}<br>T=%{{x}}<br>%{{y:.4g}} ms"
+                hovertemplate=f"{esc(name)}<br>T=%{{x}}<br>%{{y:.4g}} ms"
                 "<br>p20–p80: %{customdata[0]:.4g}–%{customdata[1]:.4g} ms<extra></extra>",
             )
         )
@@ -172,10 +120,10 @@ def memory_figure(
                 x=xs,
                 y=mem,
                 mode="lines+markers",
-                name=_name(name, loglog_slope(xs, mem), slope_word),
+                name=with_slope(name, loglog_slope(xs, mem), slope_word),
                 line=_style(name, styles),
                 customdata=[format_bytes(m) for m in mem],
-                hovertemplate=f"{_esc(name)}<br>T=%{{x}}<br>%{{customdata}}<extra></extra>",
+                hovertemplate=f"{esc(name)}<br>T=%{{x}}<br>%{{customdata}}<extra></extra>",
             )
         )
     values = [y for tr in fig.data for y in tr.y]
@@ -201,45 +149,16 @@ def tflops_figure(
         shares = []
         for r in rs:
             peak = (peaks or {}).get(r["dtype"])
-            shares.append(f" ({r['tflops'] / peak:.1%} {_esc(peak_word)})" if peak else "")
+            shares.append(f" ({r['tflops'] / peak:.1%} {esc(peak_word)})" if peak else "")
         fig.add_trace(
             go.Scatter(
                 x=[r["seq_len"] for r in rs],
                 y=[r["tflops"] for r in rs],
                 mode="lines+markers",
-                name=_esc(name),
+                name=esc(name),
                 line=_style(name, styles),
                 customdata=shares,
-                hovertemplate=f"{_esc(name)}<br>T=%{{x}}<br>%{{y:.4g}} TFLOP/s%{{customdata}}<extra></extra>",
+                hovertemplate=f"{esc(name)}<br>T=%{{x}}<br>%{{y:.4g}} TFLOP/s%{{customdata}}<extra></extra>",
             )
         )
     return _layout(fig, title, x_title, y_title, log_y=False)
-
-
-# --- the tiled walkthrough ------------------------------------------------------------------------
-
-
-def tile_grid_figure(
-    m: np.ndarray,
-    rows: Sequence[str],
-    cols: Sequence[str],
-    block_q: int,
-    block_k: int,
-    tile: tuple[tuple[int, int], tuple[int, int]] | None,
-    *,
-    title: str | None = None,
-    **kw,
-) -> go.Figure:
-    """A full (T_q, T_k) matrix with the block boundaries drawn and the current tile outlined."""
-    fig = matrix_figure(m, rows, cols, title=_esc(title) if title else None, **kw)
-    n_r, n_c = len(rows), len(cols)
-    for c in range(block_k, n_c, block_k):
-        fig.add_shape(type="line", x0=c - 0.5, x1=c - 0.5, y0=-0.5, y1=n_r - 0.5, line=dict(color="#555", dash="dot"))
-    for r in range(block_q, n_r, block_q):
-        fig.add_shape(type="line", y0=r - 0.5, y1=r - 0.5, x0=-0.5, x1=n_c - 0.5, line=dict(color="#555", dash="dot"))
-    if tile is not None:
-        (r0, r1), (c0, c1) = tile
-        fig.add_shape(
-            type="rect", x0=c0 - 0.5, x1=c1 - 0.5, y0=r0 - 0.5, y1=r1 - 0.5, line=dict(color="#e4572e", width=4)
-        )
-    return fig

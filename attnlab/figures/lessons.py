@@ -1,36 +1,18 @@
 """Plotly figures for the lesson pages (no Streamlit). Titles and names arrive translated from the page;
-anything a user typed reaches Plotly only through `label()` or matrix_figure's rows/cols."""
+anything a user typed reaches Plotly only through `figures.text`."""
 
 from __future__ import annotations
 
-import html
 from collections.abc import Sequence
 
 import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from attnlab.figures import label
-
-BOTTOM_LEGEND = dict(orientation="h", yanchor="top", y=-0.25, x=0.0)  # below the plots: subplot titles sit on top
-COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f")
-
-
-def _esc(text: str) -> str:
-    """Our own (translated) text made safe for Plotly all the same."""
-    return html.escape(str(text), quote=False)
-
-
-def _layout(fig: go.Figure, title: str | None, height: int = 320, **kw) -> go.Figure:
-    kw.setdefault("legend", dict(orientation="h", yanchor="bottom", y=1.02, x=0.0))
-    fig.update_layout(
-        template="attnlab",
-        height=height,
-        title=dict(text=_esc(title) if title else None, x=0.0),
-        margin=dict(l=10, r=10, t=60 if title else 30, b=10),
-        **kw,
-    )
-    return fig
+from attnlab.figures.lines import LEGEND_BELOW, layout
+from attnlab.figures.palette import current
+from attnlab.figures.text import esc as _esc
+from attnlab.figures.text import label
 
 
 def weights_bar(
@@ -41,6 +23,7 @@ def weights_bar(
     values: Sequence[float] | None = None,
 ) -> go.Figure:
     """One attention row as bars (0..1), each bar labelled with its weight (and the value it carries)."""
+    p = current()
     text = [f"{w:.3f}" for w in weights]
     if values is not None and value_name:
         text = [f"{w:.3f} · {_esc(value_name)} {v:g}" for w, v in zip(weights, values, strict=True)]
@@ -50,24 +33,25 @@ def weights_bar(
             y=list(weights),
             text=text,
             textposition="outside",
-            marker_color=[COLOURS[i % len(COLOURS)] for i in range(len(names))],
+            marker_color=[p.line(i) for i in range(len(names))],
             hovertemplate="%{x}: %{y:.4f}<extra></extra>",
         )
     )
     fig.update_yaxes(range=[0, 1.15], title=None)
-    return _layout(fig, title, 300, showlegend=False)
+    return layout(fig, title, 300, showlegend=False)
 
 
 def temperature_figure(
     temps: Sequence[float],
     weights: np.ndarray,
     names: Sequence[str],
-    current: float,
+    chosen: float,
     title: str,
     x_title: str,
     y_title: str,
 ) -> go.Figure:
     """Each key's weight as the temperature changes; a dashed line at the user's temperature."""
+    p = current()
     fig = go.Figure()
     for i, name in enumerate(names):
         fig.add_trace(
@@ -76,22 +60,23 @@ def temperature_figure(
                 y=weights[:, i],
                 mode="lines",
                 name=label(name, 24),
-                line=dict(color=COLOURS[i % len(COLOURS)], width=2.5),
+                line=dict(color=p.line(i), width=2.5),
             )
         )
-    fig.add_vline(x=current, line_dash="dash", line_color="#555")
+    fig.add_vline(x=chosen, line_dash="dash", line_color=p.neutral)
     fig.update_xaxes(title=_esc(x_title))
     fig.update_yaxes(title=_esc(y_title), range=[-0.02, 1.02])
-    return _layout(fig, title, 320)
+    return layout(fig, title, 320)
 
 
 def key_plane(keys: np.ndarray, names: Sequence[str], query: Sequence[float], query_name: str, title: str) -> go.Figure:
     """2-D keys and the query as arrows from the origin: the key most aligned with q gets the most weight."""
+    p = current()
     fig = go.Figure()
     pts = [*(tuple(k) for k in keys), tuple(query)]
     all_names = [*names, query_name]
     for i, ((x, y), name) in enumerate(zip(pts, all_names, strict=True)):
-        colour = "#111" if i == len(pts) - 1 else COLOURS[i % len(COLOURS)]
+        colour = p.rule if i == len(pts) - 1 else p.line(i)
         fig.add_trace(
             go.Scatter(
                 x=[0, x],
@@ -105,9 +90,9 @@ def key_plane(keys: np.ndarray, names: Sequence[str], query: Sequence[float], qu
             )
         )
     bound = max(1.0, float(np.abs(np.array(pts)).max()) * 1.25)
-    fig.update_xaxes(range=[-bound, bound], zeroline=True, showgrid=True, gridcolor="#eee")
-    fig.update_yaxes(range=[-bound, bound], zeroline=True, showgrid=True, gridcolor="#eee", scaleanchor="x")
-    return _layout(fig, title, 360, showlegend=False)
+    fig.update_xaxes(range=[-bound, bound], zeroline=True, showgrid=True, gridcolor=p.grid)
+    fig.update_yaxes(range=[-bound, bound], zeroline=True, showgrid=True, gridcolor=p.grid, scaleanchor="x")
+    return layout(fig, title, 360, showlegend=False)
 
 
 def variance_figure(
@@ -120,9 +105,10 @@ def variance_figure(
     title: str,
 ) -> go.Figure:
     """Measured Var(q.k) against d_k on log-log axes, the line Var = d_k, and the scaled variance (~1)."""
+    p = current()
     fig = go.Figure()
     fig.add_trace(
-        go.Scatter(x=d_k, y=d_k, mode="lines", name=_esc(names["theory"]), line=dict(color="#999", dash="dash"))
+        go.Scatter(x=d_k, y=d_k, mode="lines", name=_esc(names["theory"]), line=dict(color=p.neutral, dash="dash"))
     )
     fig.add_trace(
         go.Scatter(
@@ -131,28 +117,29 @@ def variance_figure(
             mode="markers",
             name=_esc(names["raw"]),
             error_y=dict(type="data", array=2 * err, visible=True),
-            marker=dict(size=9, color=COLOURS[3]),
+            marker=dict(size=9, color=p.line(3)),
         )
     )
     fig.add_trace(
         go.Scatter(
-            x=d_k, y=var_scaled, mode="lines+markers", name=_esc(names["scaled"]), marker=dict(size=7, color=COLOURS[0])
+            x=d_k, y=var_scaled, mode="lines+markers", name=_esc(names["scaled"]), marker=dict(size=7, color=p.line(0))
         )
     )
-    fig.add_vline(x=user_dk, line_dash="dot", line_color="#555")
+    fig.add_vline(x=user_dk, line_dash="dot", line_color=p.neutral)
     fig.update_xaxes(type="log", title="d_k")
     fig.update_yaxes(type="log", title=_esc(names["y"]))
-    return _layout(fig, title, 360)
+    return layout(fig, title, 360)
 
 
 def saturation_figure(
     d_k: Sequence[int], curves: dict[str, dict[str, np.ndarray]], user_dk: int, names: dict[str, str], n_keys: int
 ) -> go.Figure:
     """Max weight, entropy and softmax-gradient size vs d_k, unscaled against scaled."""
+    p = current()
     metrics = ("max_weight", "entropy", "grad_norm")
     fig = make_subplots(rows=1, cols=3, subplot_titles=[_esc(names[m]) for m in metrics], horizontal_spacing=0.08)
     for col, m in enumerate(metrics, start=1):
-        for variant, colour in (("unscaled", COLOURS[3]), ("scaled", COLOURS[0])):
+        for variant, colour in (("unscaled", p.line(3)), ("scaled", p.line(0))):
             fig.add_trace(
                 go.Scatter(
                     x=list(d_k),
@@ -166,47 +153,28 @@ def saturation_figure(
                 row=1,
                 col=col,
             )
-        fig.add_vline(x=user_dk, line_dash="dot", line_color="#555", row=1, col=col)
+        fig.add_vline(x=user_dk, line_dash="dot", line_color=p.neutral, row=1, col=col)
         fig.update_xaxes(type="log", title="d_k", row=1, col=col)
-    fig.add_hline(y=1.0 / n_keys, line_dash="dash", line_color="#aaa", row=1, col=1)
-    fig.add_hline(y=float(np.log(n_keys)), line_dash="dash", line_color="#aaa", row=1, col=2)
-    return _layout(fig, None, 370, legend=BOTTOM_LEGEND)
-
-
-def loglog_figure(
-    series: Sequence[tuple[str, Sequence[float], Sequence[float], float | None]],
-    x_title: str,
-    y_title: str,
-    title: str | None,
-) -> go.Figure:
-    """Lines of y vs T on log-log axes, each named with its fitted slope."""
-    fig = go.Figure()
-    for i, (name, xs, ys, slope) in enumerate(series):
-        shown = f"{_esc(name)} (slope {slope:.2f})" if slope is not None else _esc(name)
-        fig.add_trace(
-            go.Scatter(
-                x=list(xs), y=list(ys), mode="lines+markers", name=shown, line=dict(color=COLOURS[i % len(COLOURS)])
-            )
-        )
-    fig.update_xaxes(type="log", title=_esc(x_title))
-    fig.update_yaxes(type="log", title=_esc(y_title))
-    return _layout(fig, title, 340)
+    fig.add_hline(y=1.0 / n_keys, line_dash="dash", line_color=p.neutral, row=1, col=1)
+    fig.add_hline(y=float(np.log(n_keys)), line_dash="dash", line_color=p.neutral, row=1, col=2)
+    return layout(fig, None, 370, legend=LEGEND_BELOW)
 
 
 def rnn_figure(t_max: int, user_t: int, names: dict[str, str], d: int) -> go.Figure:
     """Sequential steps and path length, RNN vs attention, for T = 1..t_max; plus the work each does."""
+    p = current()
     ts = np.unique(np.round(np.geomspace(1, t_max, 60)).astype(int))
     fig = make_subplots(
         rows=1, cols=2, subplot_titles=[_esc(names["steps_title"]), _esc(names["flops_title"])], horizontal_spacing=0.1
     )
     fig.add_trace(
-        go.Scatter(x=ts, y=ts, name=_esc(names["rnn"]), line=dict(color=COLOURS[3], width=3), legendgroup="rnn"),
+        go.Scatter(x=ts, y=ts, name=_esc(names["rnn"]), line=dict(color=p.line(3), width=3), legendgroup="rnn"),
         row=1,
         col=1,
     )
     fig.add_trace(
         go.Scatter(
-            x=ts, y=np.ones_like(ts), name=_esc(names["attn"]), line=dict(color=COLOURS[0], width=3), legendgroup="attn"
+            x=ts, y=np.ones_like(ts), name=_esc(names["attn"]), line=dict(color=p.line(0), width=3), legendgroup="attn"
         ),
         row=1,
         col=1,
@@ -216,7 +184,7 @@ def rnn_figure(t_max: int, user_t: int, names: dict[str, str], d: int) -> go.Fig
             x=ts,
             y=2.0 * ts * d * d,
             name=_esc(names["rnn"]),
-            line=dict(color=COLOURS[3], width=3),
+            line=dict(color=p.line(3), width=3),
             legendgroup="rnn",
             showlegend=False,
         ),
@@ -228,7 +196,7 @@ def rnn_figure(t_max: int, user_t: int, names: dict[str, str], d: int) -> go.Fig
             x=ts,
             y=4.0 * ts * ts * d,
             name=_esc(names["attn"]),
-            line=dict(color=COLOURS[0], width=3),
+            line=dict(color=p.line(0), width=3),
             legendgroup="attn",
             showlegend=False,
         ),
@@ -236,21 +204,22 @@ def rnn_figure(t_max: int, user_t: int, names: dict[str, str], d: int) -> go.Fig
         col=2,
     )
     for col in (1, 2):
-        fig.add_vline(x=user_t, line_dash="dot", line_color="#555", row=1, col=col)
+        fig.add_vline(x=user_t, line_dash="dot", line_color=p.neutral, row=1, col=col)
         fig.update_xaxes(type="log", title="T", row=1, col=col)
         fig.update_yaxes(type="log", row=1, col=col)
-    return _layout(fig, None, 370, legend=BOTTOM_LEGEND)
+    return layout(fig, None, 370, legend=LEGEND_BELOW)
 
 
 def pe_figure(pe: np.ndarray, title: str, x_title: str, y_title: str) -> go.Figure:
     """The sinusoid table as one dense heatmap (no cell gaps: the stripes are the point)."""
+    p = current()
     n_pos, d = pe.shape
     fig = go.Figure(
         go.Heatmap(
             z=pe,
             x=list(range(d)),
             y=list(range(n_pos)),
-            colorscale="RdBu_r",
+            colorscale=p.signed,
             zmin=-1,
             zmax=1,
             zmid=0,
@@ -259,4 +228,4 @@ def pe_figure(pe: np.ndarray, title: str, x_title: str, y_title: str) -> go.Figu
     )
     fig.update_xaxes(title=_esc(x_title), showgrid=False)
     fig.update_yaxes(title=_esc(y_title), autorange="reversed", showgrid=False)
-    return _layout(fig, title, int(min(560, max(260, 120 + 4 * n_pos))))
+    return layout(fig, title, int(min(560, max(260, 120 + 4 * n_pos))))

@@ -1,12 +1,11 @@
-"""Plotly figures for matrices: token-labelled heatmaps whose hover says where each number came from.
+"""Matrices as token-labelled heatmaps: one matrix, or one per head in a grid, with rules, outlines and hover.
 
 No Streamlit here: figures are plain `go.Figure`s that tests can inspect. User text reaches
-Plotly only through `label()`, which escapes it, because Plotly renders some HTML in labels.
+Plotly only through `figures.text`, which escapes it; colours come from the current palette.
 """
 
 from __future__ import annotations
 
-import html
 from collections.abc import Sequence
 from typing import Literal
 
@@ -14,9 +13,10 @@ import numpy as np
 import plotly.graph_objects as go
 import plotly.io as pio
 
+from attnlab.figures.palette import current
+from attnlab.figures.text import label, unique_labels
+
 Kind = Literal["signed", "prob", "positive"]
-SCALES = {"signed": "RdBu_r", "prob": "Blues", "positive": "Viridis"}
-BLOCKED_COLOUR = "#c8c8c8"
 TEXT_CELLS = 160  # write each cell's value on the chart when the matrix is at most this big
 BIG_CELLS = 1024  # above this many cells a chart sends float32 instead of float64
 
@@ -30,17 +30,6 @@ BASE_LAYOUT = dict(
 pio.templates["attnlab"] = go.layout.Template(layout={k: v for k, v in BASE_LAYOUT.items() if k != "template"})
 
 
-def label(text: str, width: int = 14) -> str:
-    """Token text made safe for Plotly (escaped, so `<b>` shows as `<b>`) and cut to `width`."""
-    short = text if len(text) <= width else text[: width - 1] + "…"
-    return html.escape(short, quote=False)
-
-
-def dim_labels(n: int, prefix: str = "d") -> list[str]:
-    """Column names for feature dimensions: d0, d1, ..."""
-    return [f"{prefix}{i}" for i in range(n)]
-
-
 def _zrange(m: np.ndarray, kind: Kind) -> dict:
     """Colour range: 0..1 for probabilities, symmetric around 0 for signed values."""
     finite = m[np.isfinite(m)]
@@ -51,18 +40,6 @@ def _zrange(m: np.ndarray, kind: Kind) -> dict:
         bound = bound or 1.0
         return dict(zmin=-bound, zmax=bound, zmid=0.0)
     return {}
-
-
-def unique_labels(texts: Sequence[str], width: int = 16) -> list[str]:
-    """Escaped, shortened labels made distinct with zero-width spaces, so repeated tokens stay separate rows."""
-    seen: dict[str, int] = {}
-    out = []
-    for text in texts:
-        base = label(text, width)
-        n = seen.get(base, 0)
-        seen[base] = n + 1
-        out.append(base + "\u200b" * n)
-    return out
 
 
 def heatmap_traces(
@@ -83,6 +60,7 @@ def heatmap_traces(
     Traces are plain dicts: building Plotly objects property by property costs more than
     the rest of a Playground rerun.
     """
+    palette = current()
     m = np.asarray(m, dtype=np.float64)
     blocked = np.isneginf(m)
     z = np.where(blocked, np.nan, m)
@@ -98,7 +76,7 @@ def heatmap_traces(
             z=z,
             x=x,
             y=y,
-            colorscale=SCALES[kind],
+            colorscale=getattr(palette, kind),
             showscale=showscale,
             texttemplate="%{z:.2f}" if text else None,
             xgap=1,
@@ -117,13 +95,13 @@ def heatmap_traces(
                 x=x,
                 y=y,
                 showscale=False,
-                colorscale=[[0, BLOCKED_COLOUR], [1, BLOCKED_COLOUR]],
+                colorscale=[[0, palette.blocked], [1, palette.blocked]],
                 name="blocked",
                 text=np.where(blocked, "−∞", "").tolist(),
                 texttemplate="%{text}",
                 xgap=1,
                 ygap=1,
-                textfont=dict(color="#444"),
+                textfont=dict(color=palette.blocked_text),
                 hovertemplate=where + f"−∞ ({blocked_text})<extra></extra>",
             )
         )
@@ -145,22 +123,36 @@ def _height(n_rows: int) -> int:
     return int(min(720, max(200, 60 + 26 * n_rows)))
 
 
+def _outline(rows: tuple[int, int], cols: tuple[int, int], suffix: str = "") -> dict:
+    """A rectangle around cells rows[0]..rows[1]-1 x cols[0]..cols[1]-1 of one panel."""
+    return dict(
+        type="rect",
+        x0=cols[0] - 0.5,
+        x1=cols[1] - 0.5,
+        y0=rows[0] - 0.5,
+        y1=rows[1] - 0.5,
+        xref=f"x{suffix}",
+        yref=f"y{suffix}",
+        line=dict(color=current().highlight, width=3),
+        fillcolor="rgba(0,0,0,0)",
+    )
+
+
 def _row_outline(row: int | None, n_rows: int, n_cols: int, suffix: str = "") -> list[dict]:
-    """A rectangle around one row of a heatmap (none when `row` is None or out of range)."""
+    """The picked row outlined (none when `row` is None or out of range)."""
     if row is None or not 0 <= row < n_rows:
         return []
-    return [
-        dict(
-            type="rect",
-            x0=-0.5,
-            x1=n_cols - 0.5,
-            y0=row - 0.5,
-            y1=row + 0.5,
-            xref=f"x{suffix}",
-            yref=f"y{suffix}",
-            line=dict(color="#e8590c", width=3),
-            fillcolor="rgba(0,0,0,0)",
-        )
+    return [_outline((row, row + 1), (0, n_cols), suffix)]
+
+
+def _rules(
+    col_breaks: Sequence[int], row_breaks: Sequence[int], n_rows: int, n_cols: int, dash: str, suffix: str = ""
+) -> list[dict]:
+    """Lines before the `col_breaks` columns and above the `row_breaks` rows: where a head or block starts."""
+    line = dict(color=current().rule, width=2, dash=dash)
+    where = dict(type="line", xref=f"x{suffix}", yref=f"y{suffix}", line=line)
+    return [dict(where, x0=c - 0.5, x1=c - 0.5, y0=-0.5, y1=n_rows - 0.5) for c in col_breaks] + [
+        dict(where, x0=-0.5, x1=n_cols - 0.5, y0=r - 0.5, y1=r - 0.5) for r in row_breaks
     ]
 
 
@@ -171,20 +163,27 @@ def matrix_figure(
     *,
     title: str | None = None,
     col_breaks: Sequence[int] = (),
+    row_breaks: Sequence[int] = (),
+    breaks_dash: str = "solid",
     highlight_row: int | None = None,
+    outline: tuple[tuple[int, int], tuple[int, int]] | None = None,
     **kw,
 ) -> go.Figure:
     """One matrix as a heatmap with token labels on both axes.
 
-    Thick rules stand before the `col_breaks` columns; `highlight_row` outlines one row (the
-    query token the user picked), so it can be followed from stage to stage.
+    Rules stand before the `col_breaks` columns and above the `row_breaks` rows (heads, blocks);
+    `highlight_row` outlines one row (the query the user picked) so it can be followed from stage
+    to stage, and `outline` one block of cells (the current tile).
     """
-    xaxis, yaxis = _axes(len(cols))
-    layout = dict(BASE_LAYOUT, xaxis=xaxis, yaxis=yaxis, height=_height(len(rows)), title=dict(text=title, x=0.0))
-    layout["shapes"] = [
-        dict(type="line", x0=c - 0.5, x1=c - 0.5, y0=0, y1=1, xref="x", yref="paper", line=dict(color="#222", width=2))
-        for c in col_breaks
-    ] + _row_outline(highlight_row, len(rows), len(cols))
+    n_rows, n_cols = len(rows), len(cols)
+    xaxis, yaxis = _axes(n_cols)
+    layout = dict(BASE_LAYOUT, xaxis=xaxis, yaxis=yaxis, height=_height(n_rows))
+    layout["title"] = dict(text=label(title, 80) if title else None, x=0.0)
+    layout["shapes"] = _rules(col_breaks, row_breaks, n_rows, n_cols, breaks_dash) + _row_outline(
+        highlight_row, n_rows, n_cols
+    )
+    if outline is not None:
+        layout["shapes"].append(_outline(*outline))
     return go.Figure(data=heatmap_traces(m, rows, cols, **kw), layout=layout)
 
 
@@ -236,14 +235,43 @@ def grid_figure(
     return go.Figure(data=data, layout=layout)
 
 
+def matrices_figure(
+    mats: Sequence[np.ndarray],
+    titles: Sequence[str],
+    rows: Sequence[str],
+    cols: Sequence[str],
+    *,
+    hover_extra: Sequence[Sequence[Sequence[str]] | None] | None = None,
+    **kw,
+) -> go.Figure:
+    """One matrix on its own, or several (one per head) in a grid: what every per-head stage draws."""
+    if len(mats) == 1:
+        return matrix_figure(mats[0], rows, cols, hover_extra=hover_extra[0] if hover_extra else None, **kw)
+    return grid_figure(mats, titles, rows, cols, hover_extra=hover_extra, **kw)
+
+
+def dot_product_terms(q_row: np.ndarray, k_row: np.ndarray, max_terms: int = 8) -> str:
+    """How one score was made: `0.12×0.50 + -0.30×0.10 + …`, the sum of products q[d]·k[d]."""
+    terms = [f"{a:.2f}×{b:.2f}" for a, b in zip(q_row[:max_terms], k_row[:max_terms], strict=True)]
+    more = " + …" if len(q_row) > max_terms else ""
+    return " + ".join(terms) + more
+
+
+def dot_product_hover(q: np.ndarray, k: np.ndarray, prefix: str) -> list[list[str]]:
+    """Hover text for a (T_q, T_k) score matrix: the dot product behind each cell."""
+    return [[f"<br>{prefix} {dot_product_terms(q[i], k[j])}" for j in range(len(k))] for i in range(len(q))]
+
+
 def head_columns_figure(d_model: int, n_heads: int, head_names: Sequence[str]) -> go.Figure:
     """A strip over W's columns coloured by the head that owns them."""
+    palette = current()
     d_k = d_model // n_heads
     owner = np.repeat(np.arange(n_heads), d_k)[None, :]
+    one = palette.line(0)
     fig = go.Figure(
         go.Heatmap(
             z=owner,
-            colorscale="Turbo" if n_heads > 1 else [[0, "#4c78a8"], [1, "#4c78a8"]],
+            colorscale=palette.heads if n_heads > 1 else [[0, one], [1, one]],
             showscale=False,
             xgap=1,
             customdata=np.array([[head_names[h] for h in owner[0]]], dtype=object),
@@ -252,7 +280,12 @@ def head_columns_figure(d_model: int, n_heads: int, head_names: Sequence[str]) -
             texttemplate="%{text}" if d_k >= 2 else None,
         )
     )
-    fig.update_xaxes(tickmode="array", tickvals=list(range(d_model)), ticktext=dim_labels(d_model))
+    fig.update_xaxes(tickmode="array", tickvals=list(range(d_model)), ticktext=[f"d{i}" for i in range(d_model)])
     fig.update_yaxes(visible=False)
     fig.update_layout(template="attnlab", height=90, margin=dict(t=10, b=10))
     return fig
+
+
+def vector(values: np.ndarray) -> np.ndarray:
+    """A 1-D vector as a one-row matrix, for matrix_figure."""
+    return np.asarray(values, dtype=np.float64).reshape(1, -1)

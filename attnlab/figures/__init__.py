@@ -1,0 +1,26 @@
+"""Plotly figure builders (no Streamlit): matrices, line charts, the lesson and benchmark charts.
+
+One palette (`palette`), one way to make outside text safe (`text`), one builder for "one matrix
+or a grid of heads" (`matrix.matrices_figure`). Pages pass translated titles; figures escape them.
+"""
+
+from attnlab.figures.matrix import (
+    dot_product_hover,
+    grid_figure,
+    head_columns_figure,
+    matrices_figure,
+    matrix_figure,
+    vector,
+)
+from attnlab.figures.text import dim_labels, label
+
+__all__ = [
+    "dim_labels",
+    "dot_product_hover",
+    "grid_figure",
+    "head_columns_figure",
+    "label",
+    "matrices_figure",
+    "matrix_figure",
+    "vector",
+]
