@@ -7,6 +7,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from attnlab.ui.i18n import catalog
+
 ROOT = Path(__file__).resolve().parents[2]
 PLAYGROUND = "views/playground.py"
 
@@ -30,6 +32,14 @@ def open_page(page: str = PLAYGROUND, timeout: float = 60, **query: str) -> AppT
 def texts(at: AppTest, kind: str) -> list[str]:
     """The message texts of one kind of element (warning, error, info, success)."""
     return [str(e.value) for e in getattr(at, kind)]
+
+
+def metric(at: AppTest, lang: str, key: str, **fmt) -> str:
+    """The value of the metric whose label is the catalog string `key` (formatted)."""
+    label = catalog(lang)[key].format(**fmt) if fmt else catalog(lang)[key]
+    found = [m.value for m in at.metric if m.label == label]
+    assert found, (label, [m.label for m in at.metric])
+    return found[0]
 
 
 def assert_clean(at: AppTest) -> None:

@@ -144,3 +144,28 @@ def open_app(tab, server: str, path: str = "/") -> None:
 def chart_count(tab) -> int:
     """How many Plotly charts have drawn (a chart holds several SVG layers; count charts)."""
     return tab.locator('[data-testid="stPlotlyChart"]:has(.main-svg)').count()
+
+
+def chart_text(tab, index: int) -> str:
+    """All text Plotly drew in one chart (ticks, legend, the numbers written in cells)."""
+    return (
+        tab.locator('[data-testid="stPlotlyChart"]')
+        .nth(index)
+        .evaluate("el => Array.from(el.querySelectorAll('svg text')).map(t => t.textContent).join('|')")
+    )
+
+
+def main_text(tab) -> str:
+    """Everything the main column says, as text."""
+    return tab.locator('[data-testid="stMain"]').inner_text()
+
+
+def no_exception(tab) -> bool:
+    """No traceback box on the page."""
+    return tab.locator('[data-testid="stException"]').count() == 0
+
+
+def metric_value(tab, label: str) -> str:
+    """The value shown under the metric whose label contains `label`."""
+    box = tab.locator('[data-testid="stMetric"]').filter(has_text=label).first
+    return box.locator('[data-testid="stMetricValue"]').inner_text().strip()

@@ -4,17 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from tests.e2e.conftest import chart_count, open_app, settle
+from tests.e2e.conftest import chart_count, main_text, no_exception, open_app, settle
 
 pytestmark = pytest.mark.e2e
-
-
-def main_text(tab) -> str:
-    return tab.locator('[data-testid="stMain"]').inner_text()
-
-
-def no_exception(tab) -> bool:
-    return tab.locator('[data-testid="stException"]').count() == 0
 
 
 def test_multihead_renders_in_chinese_and_dropout_adds_a_chart(page, server):

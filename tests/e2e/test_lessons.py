@@ -5,19 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from tests.e2e.conftest import chart_count, open_app, settle
+from tests.e2e.conftest import chart_count, metric_value, no_exception, open_app, settle
 
 pytestmark = pytest.mark.e2e
-
-
-def metric_value(tab, label: str) -> str:
-    """The value shown under the metric whose label contains `label`."""
-    box = tab.locator('[data-testid="stMetric"]').filter(has_text=label).first
-    return box.locator('[data-testid="stMetricValue"]').inner_text().strip()
-
-
-def no_exception(tab) -> bool:
-    return tab.locator('[data-testid="stException"]').count() == 0
 
 
 def test_overview_leads_to_the_first_lesson(page, server):
@@ -56,10 +46,3 @@ def test_shared_links_reproduce_positions_and_masking(page, server):
     assert metric_value(page, "Stored as") == "-inf"
     assert page.get_by_text("masked_fill refuses").is_visible()
     assert "dtype=float16" in page.url
-
-
-def test_cost_measures_live_and_draws(page, server):
-    open_app(page, server, "/cost?lang=en&t_min=64&t_max=512&rnn_t=100")
-    assert chart_count(page) == 3 and no_exception(page)
-    assert float(metric_value(page, "Fitted slope, memory")) == pytest.approx(1.85, abs=0.15)
-    assert float(metric_value(page, "Time spent measuring").split()[0]) < 2.0

@@ -5,19 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from tests.e2e.conftest import chart_count, open_app, settle
+from tests.e2e.conftest import chart_count, chart_text, metric_value, no_exception, open_app, settle
 
 pytestmark = pytest.mark.e2e
 TINY = "seq=16,32&heads=1&head_dim=8&impls=explicit,tiled,sdpa"
-
-
-def chart_text(tab, index: int) -> str:
-    """All text Plotly drew in one chart (ticks, legend, cell values)."""
-    return (
-        tab.locator('[data-testid="stPlotlyChart"]')
-        .nth(index)
-        .evaluate("el => Array.from(el.querySelectorAll('svg text')).map(t => t.textContent).join('|')")
-    )
 
 
 def run(tab) -> None:
@@ -56,3 +47,10 @@ def test_tiled_walkthrough_steps_and_a_shared_link_reproduces_it(browser, page, 
     for index in range(4):
         assert chart_text(receiver, index) == chart_text(page, index)
     assert page.locator('[data-testid="stException"]').count() == 0
+
+
+def test_cost_measures_live_and_draws(page, server):
+    open_app(page, server, "/cost?lang=en&t_min=64&t_max=512&rnn_t=100")
+    assert chart_count(page) == 3 and no_exception(page)
+    assert float(metric_value(page, "Fitted slope, memory")) == pytest.approx(1.85, abs=0.15)
+    assert float(metric_value(page, "Time spent measuring").split()[0]) < 2.0

@@ -4,18 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from tests.e2e.conftest import chart_count, open_app, settle
+from tests.e2e.conftest import chart_count, chart_text, open_app, settle
 
 pytestmark = pytest.mark.e2e
-
-
-def chart_text(tab, index: int) -> str:
-    """All text Plotly drew in one chart (tick labels and the numbers written in cells)."""
-    return (
-        tab.locator('[data-testid="stPlotlyChart"]')
-        .nth(index)
-        .evaluate("el => Array.from(el.querySelectorAll('svg text')).map(t => t.textContent).join('|')")
-    )
 
 
 def test_page_draws_every_stage_and_the_check(page, server):

@@ -10,7 +10,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from attnlab.lessons import COURSE, cost, dictionary, masking, positions, scaling
+from attnlab.lessons import COURSE, dictionary, masking, positions, scaling
 from attnlab.lessons.parse import dump_float, dump_vector, float_in, parse_vector
 from attnlab.params import Invalid
 from attnlab.tokens import positional_encoding
@@ -216,77 +216,6 @@ def test_sdpa_weights_readback_equals_softmax():
     np.testing.assert_allclose(
         masking.sdpa_weights(s, m), torch.softmax(s.masked_fill(~m, float("-inf")), -1), atol=1e-12
     )
-
-
-# --- cost ------------------------------------------------------------------------------------------
-
-
-def test_seq_lens_and_slope_fit():
-    assert cost.seq_lens(64, 1000) == [64, 128, 256, 512, 1000]
-    assert cost.seq_lens(1, 99999)[0] == cost.MIN_LIVE_T and cost.seq_lens(1, 99999)[-1] == cost.MAX_LIVE_T
-    t = [64, 128, 256, 512]
-    assert cost.loglog_slope(t, [3 * x**2 for x in t]) == pytest.approx(2.0)
-    assert cost.loglog_slope(t, [5 * x for x in t]) == pytest.approx(1.0)
-    assert cost.loglog_slope([64], [1.0]) is None
-
-
-def test_live_measurement_is_quick_and_memory_grows_like_t_squared():
-    run = cost.measure_live(cost.seq_lens(32, 256), head_dim=16, budget_s=0.5)
-    assert run.seconds < 2.0
-    assert [p.seq_len for p in run.points] == [32, 64, 128, 256]
-    assert all(p.median_ms > 0 and p.reps >= 1 for p in run.points)
-    p = run.points[-1]
-    assert p.bytes == 3 * 256 * 256 * 4 + 256 * 16 * 4  # three T x T float32 matrices and the output
-    slope = cost.loglog_slope([p.seq_len for p in run.points], [p.bytes for p in run.points])
-    assert 1.8 < slope <= 2.0
-
-
-def test_explicit_path_matches_sdpa():
-    q, k, v = (torch.randn(32, 8) for _ in range(3))
-    out, _ = cost.explicit_attention(q, k, v)
-    np.testing.assert_allclose(out, torch.nn.functional.scaled_dot_product_attention(q, k, v), atol=1e-5)
-
-
-def test_recorded_series_from_a_bench_file(tmp_path):
-    import json
-
-    rows = []
-    for impl, power in (("explicit", 2), ("sdpa-flash", 1)):
-        for t in (256, 512, 1024):
-            rows.append(
-                dict(
-                    impl=impl,
-                    device="cuda",
-                    dtype="float16",
-                    batch=1,
-                    heads=8,
-                    seq_len=t,
-                    head_dim=64,
-                    causal=False,
-                    median_ms=1e-5 * t**2,
-                    p20_ms=1e-5 * t**2,
-                    p80_ms=1e-5 * t**2,
-                    tflops=1.0,
-                    peak_mem_bytes=float(t**power),
-                    max_abs_err=0.0,
-                    status="ok",
-                )
-            )
-    doc = {"env": {"torch": "2.x", "device_name": "Test GPU", "date": "2025-01-01"}, "results": rows}
-    (tmp_path / "run.json").write_text(json.dumps(doc))
-    series, skipped = cost.recorded_series(tmp_path)
-    assert not skipped
-    by_impl = {s.impl: s for s in series}
-    assert by_impl["explicit"].mem_slope == pytest.approx(2.0) and by_impl["sdpa-flash"].mem_slope == pytest.approx(1.0)
-    assert by_impl["explicit"].time_slope == pytest.approx(2.0)
-    assert "Test GPU" in by_impl["explicit"].label
-    assert cost.recorded_series(tmp_path / "missing") == ([], [])
-
-
-def test_rnn_vs_attention_counts():
-    r = cost.rnn_vs_attention(100, d=64)
-    assert (r.rnn_steps, r.attn_steps, r.rnn_path, r.attn_path) == (100, 1, 99, 1)
-    assert r.attn_flops == 4 * 100 * 100 * 64 and r.rnn_flops == 2 * 100 * 64 * 64
 
 
 def test_course_order():
