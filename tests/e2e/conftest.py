@@ -2,20 +2,16 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shutil
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from attnlab.testing import BROWSER_ARGS, ROOT, open_app, rerun, serve_app, settle
+
+__all__ = ["ROOT", "open_app", "rerun", "serve_app", "settle"]
+
 CHROMIUM = os.environ.get("CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 HAVE_CHROMIUM = Path(CHROMIUM).exists()
 
@@ -28,61 +24,6 @@ def _no_browser() -> None:
     if os.environ.get("CI"):
         pytest.fail(message)
     pytest.skip(message)
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@dataclass(frozen=True)
-class Served:
-    """A running `streamlit run app.py`: where to reach it and its process."""
-
-    url: str
-    proc: subprocess.Popen
-
-
-@contextlib.contextmanager
-def serve_app(log_name: str = ".e2e-server.log"):
-    """`streamlit run app.py` on a free localhost port; yields a `Served` once it is healthy."""
-    port = _free_port()
-    with open(ROOT / log_name, "w") as log:
-        proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "streamlit",
-                "run",
-                "app.py",
-                "--server.headless",
-                "true",
-                "--server.port",
-                str(port),
-                "--server.address",
-                "127.0.0.1",
-                "--browser.gatherUsageStats",
-                "false",
-            ],
-            cwd=ROOT,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
-        url = f"http://127.0.0.1:{port}"
-        try:
-            for _ in range(480):
-                try:
-                    if urllib.request.urlopen(f"{url}/_stcore/health", timeout=1).read() == b"ok":
-                        break
-                except OSError:
-                    time.sleep(0.25)
-            else:
-                pytest.fail(f"streamlit never became healthy; see {log_name}")
-            yield Served(url, proc)
-        finally:
-            proc.terminate()
-            proc.wait(timeout=20)
 
 
 @pytest.fixture(scope="session")
@@ -104,7 +45,7 @@ def browser():
     with sync_playwright() as p:
         b = p.chromium.launch(
             executable_path=CHROMIUM,
-            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update"],
+            args=BROWSER_ARGS,
         )
         yield b
         b.close()
@@ -117,28 +58,6 @@ def page(browser):
     tab = context.new_page()
     yield tab
     context.close()
-
-
-def settle(tab, timeout: float = 60_000) -> None:
-    """Wait until the script has finished, no skeleton is left and Plotly has drawn."""
-    tab.wait_for_timeout(250)  # let a rerun that was just triggered reach the browser first
-    tab.wait_for_selector('[data-test-connection-state="CONNECTED"]', timeout=timeout)
-    tab.wait_for_function(
-        """() => {
-            const app = document.querySelector('[data-test-script-state]');
-            return app && app.getAttribute('data-test-script-state') === 'notRunning'
-                && document.querySelectorAll('[data-testid="stSkeleton"]').length === 0
-                && document.querySelector('[data-testid="stMain"]')?.innerText.trim().length > 0;
-        }""",
-        timeout=timeout,
-    )
-    tab.wait_for_timeout(600)
-
-
-def open_app(tab, server: str, path: str = "/") -> None:
-    """Load a URL of the app and wait until it has settled."""
-    tab.goto(server + path)
-    settle(tab)
 
 
 def chart_count(tab) -> int:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.e2e.conftest import chart_count, chart_text, open_app, settle
+from tests.e2e.conftest import chart_count, chart_text, open_app, rerun, settle
 
 pytestmark = pytest.mark.e2e
 
@@ -20,8 +20,7 @@ def test_page_draws_every_stage_and_the_check(page, server):
 def test_a_widget_change_updates_the_charts_and_the_link(page, server):
     open_app(page, server, "/?text=I+like+you")
     before = chart_text(page, 7)
-    page.get_by_text("Causal mask").click()
-    settle(page)
+    rerun(page, lambda: page.get_by_text("Causal mask").click())
     assert "causal=true" in page.url and "lang=en" in page.url
     assert chart_text(page, 7) != before
     assert "−∞" in chart_text(page, 6)
@@ -32,20 +31,13 @@ def test_editing_a_weight_cell_changes_the_downstream_charts(page, server):
     q_before, out_before = chart_text(page, 1), chart_text(page, 10)
     page.get_by_text("Edit the weights").click()
     grid = page.locator('[data-testid="stMain"] [data-testid="stDataFrame"]').first
-    grid.wait_for()
-    grid.scroll_into_view_if_needed()
-    box = grid.bounding_box()
-    # Cell (row d0, column d1): the index column and the header row are about one cell each.
-    page.mouse.click(box["x"] + 170, box["y"] + 52)
-    page.wait_for_timeout(300)
+    grid.get_by_test_id("glide-cell-0-0").focus()  # keyboard focus on the grid: the cursor starts on row d0's label
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press("ArrowRight")  # column d1
     page.keyboard.press("Enter")  # open the cell's editor
-    page.wait_for_timeout(300)
-    page.keyboard.press("Control+A")
-    page.keyboard.type("2.5", delay=50)
-    page.wait_for_timeout(300)
-    page.keyboard.press("Enter")
-    page.wait_for_timeout(2000)
-    settle(page)
+    editor = page.locator("textarea.gdg-input, input.gdg-input").first
+    editor.fill("2.5")
+    rerun(page, lambda: editor.press("Enter"))
     assert "edits=q0.1%3D2.5" in page.url or "edits=q0.1=2.5" in page.url
     assert chart_text(page, 1) != q_before
     assert chart_text(page, 10) != out_before
@@ -60,9 +52,7 @@ def test_a_shared_link_reproduces_the_matrices(browser, server):
     for index in (0, 4, 7, 10):
         assert chart_text(receiver, index) == chart_text(sender, index)
     assert receiver.get_by_text("注意力实验台").is_visible()
-    receiver.get_by_text("因果掩码").click()  # a rerun keeps the language
-    receiver.wait_for_timeout(1000)
-    settle(receiver)
+    rerun(receiver, lambda: receiver.get_by_text("因果掩码").click())  # a rerun keeps the language
     assert "lang=zh" in receiver.url and "causal=false" in receiver.url
 
 
