@@ -49,7 +49,31 @@ DEFAULT = Palette(
     grid="#eeeeee",
     lines=("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf"),
 )
-PALETTES: dict[str, Palette] = {p.name: p for p in (DEFAULT,)}
+OKABE_ITO = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000")
+COLOUR_BLIND = Palette(
+    name="cb",
+    # blue-orange diverging (ColorBrewer PuOr's oranges with RdBu's blues): no red-green axis
+    signed=[
+        [0.0, "#08519c"],
+        [0.17, "#3182bd"],
+        [0.33, "#9ecae1"],
+        [0.5, "#f7f7f7"],
+        [0.67, "#fdb863"],
+        [0.83, "#e08214"],
+        [1.0, "#b35806"],
+    ],
+    prob="Cividis",  # perceptually uniform and designed to read the same with colour-vision deficiency
+    positive="Viridis",
+    heads=[[i / 7, colour] for i, colour in enumerate(OKABE_ITO)],
+    blocked="#bdbdbd",
+    blocked_text="#000000",
+    rule="#000000",
+    highlight="#000000",
+    neutral="#555555",
+    grid="#eeeeee",
+    lines=OKABE_ITO,
+)
+PALETTES: dict[str, Palette] = {p.name: p for p in (DEFAULT, COLOUR_BLIND)}
 _current: ContextVar[Palette] = ContextVar("palette", default=DEFAULT)
 
 

@@ -6,15 +6,20 @@ import urllib.parse
 
 import streamlit as st
 
+from attnlab.figures import palette
+from attnlab.figures.palette import PALETTES
 from attnlab.ui.i18n import LANG_NAMES, t
 from attnlab.ui.state import APP
 from attnlab.ui.widgets import segmented
 
 
 def settings() -> None:
-    """Take the app's own settings (the language) from the link once per session, then draw their switches."""
+    """Take the app's own settings (language, palette) from the link once per session, then draw their switches."""
     APP.load()
     segmented(APP, "lang", "Language · 语言", where=st.sidebar, labels=LANG_NAMES)
+    labels = {name: t(f"common.palette_{name}") for name in PALETTES}
+    segmented(APP, "palette", t("common.palette"), where=st.sidebar, labels=labels, help=t("common.palette_help"))
+    palette.use(APP["palette"])
     APP.show_problems(where=st.sidebar)
 
 

@@ -13,6 +13,7 @@ from typing import Any
 
 import streamlit as st
 
+from attnlab.figures.palette import DEFAULT, PALETTES
 from attnlab.params import Invalid, Param, choice_param, divisor_at_most
 from attnlab.ui.i18n import LANGS, t
 from attnlab.ui.text import code
@@ -144,7 +145,9 @@ class PageState:
             self.add_problem("common.url_heads_not_dividing", asked=asked, d_model=d_model, used=self[h_name])
 
 
-APP = PageState("app", (choice_param("lang", "en", LANGS),))  # settings every page shares
+APP = PageState(  # the settings every page shares and every link carries
+    "app", (choice_param("lang", "en", LANGS), choice_param("palette", DEFAULT.name, tuple(PALETTES)))
+)
 
 
 def save(*pages: PageState, extra: dict[str, str] | None = None) -> None:

@@ -1,0 +1,74 @@
+"""The shape the code promises: the core needs only torch and numpy, imports point one way, every page is registered."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from attnlab.ui.pages import PAGES
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGE = ROOT / "attnlab"
+UI_LAYERS = ("attnlab.ui", "attnlab.figures", "attnlab.export_html")  # the only places that may draw
+
+
+def module_name(path: Path) -> str:
+    """attnlab/bench/harness.py -> attnlab.bench.harness."""
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = sorted(module_name(p) for p in PACKAGE.rglob("*.py"))
+CORE = [m for m in MODULES if not m.startswith(UI_LAYERS)]
+
+
+def imports_of(module: str) -> set[str]:
+    """Every module a file imports, read from its source (no import is executed)."""
+    path = ROOT / (module.replace(".", "/") + ".py")
+    if not path.exists():
+        path = ROOT / module.replace(".", "/") / "__init__.py"
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+    return found
+
+
+def test_the_whole_core_imports_without_streamlit_or_plotly():
+    code = (
+        "import importlib, sys\n"
+        f"for m in {CORE!r}: importlib.import_module(m)\n"
+        "print(','.join(m for m in ('streamlit', 'plotly') if m in sys.modules))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert len(CORE) > 20 and done.stdout.strip() == ""
+
+
+@pytest.mark.parametrize("module", CORE)
+def test_core_modules_never_reach_up_into_the_ui(module):
+    assert not [m for m in imports_of(module) if m.startswith(UI_LAYERS) or m.split(".")[0] in ("streamlit", "plotly")]
+
+
+@pytest.mark.parametrize("module", [m for m in MODULES if m.startswith("attnlab.figures")])
+def test_figures_know_nothing_of_streamlit(module):
+    assert not [m for m in imports_of(module) if m.startswith("attnlab.ui") or m.split(".")[0] == "streamlit"]
+
+
+@pytest.mark.parametrize("module", MODULES)
+def test_every_module_says_its_job_in_its_first_line(module):
+    path = ROOT / (module.replace(".", "/") + ".py")
+    path = path if path.exists() else ROOT / module.replace(".", "/") / "__init__.py"
+    doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8")))
+    assert doc and doc.splitlines()[0].strip().endswith((".", ":")), module
+
+
+def test_every_view_is_registered_and_every_registered_page_exists():
+    files = sorted(p.stem for p in (ROOT / "views").glob("*.py"))
+    assert sorted(spec.file for spec in PAGES) == files
+    assert len({spec.url_path for spec in PAGES}) == len(PAGES)
