@@ -19,6 +19,7 @@ from attnlab.ui.i18n import LANGS, t
 from attnlab.ui.text import code
 
 URL_PREVIEW_CHARS = 40  # how much of a rejected URL value a message quotes
+SCOPES: dict[str, PageState] = {}  # every page state by scope, so tests can reach each page's parameters
 
 
 @dataclass(frozen=True)
@@ -63,6 +64,7 @@ class PageState:
     def __init__(self, scope: str, params: Sequence[Param]) -> None:
         self.scope = scope
         self.params = {p.name: p for p in params}
+        SCOPES[scope] = self
 
     def key(self, name: str) -> str:
         """The session-state (and widget) key of one parameter."""

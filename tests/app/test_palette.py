@@ -45,7 +45,7 @@ def used(fig: dict) -> tuple[set[tuple], set[str]]:
 
 
 def test_the_two_palettes_differ_where_colour_vision_matters():
-    for name in ("signed", "prob", "heads"):  # red-blue, blues and a rainbow give way to blue-orange, Cividis, Okabe-Ito
+    for name in ("signed", "prob", "heads"):  # red-blue, blues, a rainbow -> blue-orange, Cividis, Okabe-Ito
         assert getattr(COLOUR_BLIND, name) != getattr(DEFAULT, name)
     assert set(COLOUR_BLIND.lines).isdisjoint(DEFAULT.lines)
 
