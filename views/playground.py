@@ -31,7 +31,7 @@ def main() -> None:
     query = pick_token(result)
     lab.check_panel(result)
     lab.weights_editor(result)
-    shown = stages.head_picker(lab.LAB, "head", result.steps.n_heads)
+    shown = stages.head_picker(lab.LAB, "head", result.steps.n_heads, len(result.tokens))
     view = stages.StageView(
         result.tokens, result.x, result.steps, shown, lab.LAB["causal"], query, positions=lab.LAB["pe"]
     )

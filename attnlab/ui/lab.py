@@ -26,7 +26,6 @@ from attnlab.pipeline import (
 )
 from attnlab.ui import state
 from attnlab.ui.i18n import t
-from attnlab.ui.stages import MAX_PANELS
 from attnlab.ui.state import PageState
 from attnlab.ui.text import code
 from attnlab.ui.widgets import segmented, size_inputs, text_input, toggle
@@ -44,7 +43,7 @@ LAB = PageState(
         int_param("seed", DEFAULT.seed, 0, MAX_SEED),
         choice_param("init", DEFAULT.init, INITS),
         bool_param("pe", DEFAULT.positions),
-        int_param("head", 0, 1 - MAX_D_MODEL // MAX_PANELS, MAX_D_MODEL),  # 0 / -g: heads side by side; h: head h
+        int_param("head", 0, 1 - MAX_D_MODEL, MAX_D_MODEL),  # 0 or -g: a group of heads side by side; h: head h
     ),
 )
 EDITS, VERSION, CELL_PROBLEMS = "lab.edits", "lab.edits_version", "lab.cell_problems"

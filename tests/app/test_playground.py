@@ -252,3 +252,22 @@ def test_the_sidebar_offers_the_link_to_this_exact_view():
     at = open_page(text="I like you", causal="true", lang="zh")
     link = at.sidebar.code[-1].value
     assert "text=I%20like%20you" in link and "causal=true" in link and "lang=zh" in link
+
+
+def test_many_heads_are_shown_a_few_at_a_time_and_every_group_is_reachable():
+    from attnlab.ui.stages import head_groups, panels_per_view
+
+    text = " ".join(f"w{i}" for i in range(64))
+    at = open_page(text=text, d_model="64", heads="64")
+    assert_clean(at)
+    per_chart = panels_per_view(64)
+    assert per_chart < 8
+    assert max(len(heatmap_values(at, i)) for i in range(11)) == per_chart
+    groups = head_groups(64, 64)
+    at.selectbox(key="lab.head").set_value(-(len(groups) - 1)).run()  # the last group
+    expected = run_lab(LabConfig(text, 64, 64)).steps.heads.weights
+    shown = heatmap_values(at, WEIGHTS)
+    assert len(shown) == len(groups[-1])
+    for panel, h in zip(shown, groups[-1], strict=True):
+        np.testing.assert_allclose(panel, expected[h].numpy(), atol=1e-6)  # big charts travel as float32
+    assert at.query_params["head"] == str(-(len(groups) - 1))
