@@ -41,7 +41,7 @@ def weighted_lookup(weights: Sequence[float], values: Sequence[float]) -> Weight
 
 
 def softmax(x: np.ndarray) -> np.ndarray:
-    """The stable softmax of a 1-D array."""
+    """The stable softmax of a 1-D array (entries of -inf get weight 0)."""
     z = np.asarray(x, dtype=np.float64)
     e = np.exp(z - z.max())
     return e / e.sum()
@@ -57,6 +57,11 @@ class SoftLookup:
     value: float  # weights . values
     d_k: int
     temperature: float
+
+    @property
+    def divisor(self) -> float:
+        """What the scores are divided by before the softmax: sqrt(d_k) * temperature."""
+        return math.sqrt(self.d_k) * self.temperature
 
 
 def soft_lookup(
@@ -76,9 +81,16 @@ def soft_lookup(
         weights = best / best.sum()
         logits = np.where(best, 0.0, -np.inf)
     else:
-        logits = scores / (math.sqrt(d_k) * temperature)
-        weights = softmax(logits)
+        divisor = math.sqrt(d_k) * temperature
+        with np.errstate(over="ignore"):  # a tiny temperature sends the shown logits to +-inf ...
+            logits = scores / divisor
+            weights = softmax((scores - scores.max()) / divisor)  # ... but never the weights: the max becomes 0
     return SoftLookup(scores, logits, weights, float(weights @ v), d_k, float(temperature))
+
+
+def sweep_temperatures(hi: float, n: int = 61) -> np.ndarray:
+    """The temperatures a sweep chart samples: 0 (the hard limit) to `hi`, evenly."""
+    return np.round(np.linspace(0.0, hi, n), 3)
 
 
 def temperature_sweep(

@@ -7,8 +7,9 @@ import math
 import numpy as np
 import pytest
 
-from attnlab.lessons import COURSE, dictionary, masking, positions, scaling
+from attnlab.lessons import dictionary, masking, positions, scaling
 from attnlab.ui.i18n import catalog
+from attnlab.ui.pages import COURSE
 from tests.app.charts import _decode, figures
 from tests.app.conftest import assert_clean, metric, open_page, texts
 
@@ -27,7 +28,7 @@ def test_overview_orders_the_lessons_as_a_course(lang):
     cat = catalog(lang)
     assert at.title[0].value == cat["lessons.title"]
     headings = [m.value for m in at.markdown if m.value.startswith("#### ")]
-    assert headings == [f"#### {cat[f'lesson_{c.slug}.title']}" for c in COURSE]
+    assert headings == [f"#### {cat[f'lesson_{c.lesson}.title']}" for c in COURSE]
     links = at.get("page_link")
     assert [link.proto.page for link in links] == [c.url_path for c in COURSE]  # the router's addresses
     assert at.query_params["lang"] == lang
@@ -58,7 +59,7 @@ def test_dictionary_widgets_change_every_number():
     at.slider(key="ldict.temp").set_value(0.0)
     at.run()
     assert_clean(at)
-    assert "“fruit” is not a key" in texts(at, "info")[0]
+    assert "`fruit` is not a key" in texts(at, "info")[0]
     assert metric(at, "en", "lesson_dictionary.weighted_value") == "9.8"  # 0.6*10 + 0.4*7 + 0.5*2
     assert any("1.5" in w for w in texts(at, "warning"))  # the weights no longer add up to 1
     assert metric(at, "en", "lesson_dictionary.soft_value") == "10"  # tau = 0: the hard lookup of apple
@@ -90,8 +91,8 @@ def test_dictionary_bad_url_and_typed_vectors_are_named_and_kept():
     )
     assert_clean(at)
     warnings = " ".join(texts(at, "warning"))
-    assert "w_apple=7" in warnings and "v_apple=abc" in warnings
-    assert "not a number" in warnings and "\\<b\\>x\\</b\\>" in warnings  # typed text shown escaped
+    assert "`w_apple=7`" in warnings and "`v_apple=abc`" in warnings
+    assert "not a number" in warnings and "`1, <b>x</b>`" in warnings  # typed text shown as text, in a code span
     assert "has 2 numbers but the query has 3" in warnings
     assert at.text_input(key="ldict.k_chair").value == "1, <b>x</b>"  # what was typed is kept
     assert metric(at, "en", "lesson_dictionary.hard_found", word="apple") == "10"

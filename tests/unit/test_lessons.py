@@ -10,10 +10,11 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from attnlab.lessons import COURSE, dictionary, masking, positions, scaling
-from attnlab.lessons.parse import dump_float, dump_vector, float_in, parse_vector
-from attnlab.params import Invalid
+from attnlab.lessons import dictionary, masking, positions, scaling
+from attnlab.lessons.parse import dump_vector, parse_vector
+from attnlab.params import Invalid, dump_float, float_param
 from attnlab.tokens import positional_encoding
+from attnlab.ui.pages import COURSE
 
 SEED_TEXT = "<BOS> I like you <EOS>".split()
 
@@ -78,6 +79,16 @@ def test_soft_lookup_is_a_convex_combination(q3, values, temp):
 # --- parsing ---------------------------------------------------------------------------------------
 
 
+@given(st.floats(0.0, 3.0) | st.sampled_from([5e-324, 1e-300, 1e-30]))
+@settings(max_examples=200, deadline=None)
+def test_every_allowed_temperature_gives_real_weights(temp):
+    soft = dictionary.soft_lookup(dictionary.QUERY_VECTOR, dictionary.KEY_VECTORS, dictionary.VALUES, temp)
+    assert np.isfinite(soft.weights).all() and soft.weights.sum() == pytest.approx(1.0)
+    assert min(dictionary.VALUES) <= soft.value <= max(dictionary.VALUES)
+    if 0 < temp < 1e-6:  # a tiny temperature is the hard limit: all weight on apple, the best match
+        assert soft.weights[0] == 1.0
+
+
 def test_parse_vector_and_float():
     assert parse_vector("1.5, 2 -0.5") == [1.5, 2.0, -0.5]
     assert parse_vector("1，2") == [1.0, 2.0]
@@ -85,12 +96,12 @@ def test_parse_vector_and_float():
         with pytest.raises(ValueError, match=why):
             parse_vector(bad)
     assert dump_vector([1.5, 2.0]) == "1.5, 2" and dump_float(-0.0) == "0"
-    assert float_in(0, 1, 0.5)("0.25") == 0.25
+    assert float_param("w", 0.5, 0, 1).parse("0.25") == 0.25
     with pytest.raises(Invalid) as bad:
-        float_in(0, 1, 0.5)("7")
+        float_param("w", 0.5, 0, 1).parse("7")
     assert bad.value.used == 1 and bad.value.reason == "out_of_range"
     with pytest.raises(Invalid) as bad:
-        float_in(0, 1, 0.5)("inf")
+        float_param("w", 0.5, 0, 1).parse("inf")
     assert bad.value.used == 0.5 and bad.value.reason == "not_number"
 
 
@@ -118,6 +129,12 @@ def test_softmax_jacobian_matches_autograd():
     z = torch.randn(5, dtype=torch.float64, requires_grad=True)
     jac = torch.autograd.functional.jacobian(lambda x: torch.softmax(x, -1), z)
     np.testing.assert_allclose(scaling.softmax_jacobian(torch.softmax(z, -1)).detach(), jac, atol=1e-12)
+
+
+def test_jacobian_norm_without_the_jacobian():
+    p = torch.softmax(torch.randn(7, 12, dtype=torch.float64) * 4, -1)
+    direct = torch.linalg.matrix_norm(scaling.softmax_jacobian(p))
+    np.testing.assert_allclose(scaling.jacobian_norm(p), direct, atol=1e-12)
 
 
 def test_one_query_and_grid():
