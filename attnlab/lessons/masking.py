@@ -31,6 +31,12 @@ class ParallelCheck:
     row_diff: list[float]  # per row max |parallel - sequential|
     weights: torch.Tensor  # (T, T) causal weights
 
+    @property
+    def drawn_weights(self) -> torch.Tensor:
+        """(T, T) weights with the cells the mask blocks set to -inf, so a chart draws them as blocked."""
+        t = self.weights.size(-1)
+        return self.weights.masked_fill(~causal_mask(t, t), float("-inf"))
+
 
 def parallel_vs_sequential(tokens: list[str], seed: int = 0, d_model: int = D_MODEL) -> ParallelCheck:
     """All T prediction steps in one masked product give the same rows as running them one at a time."""

@@ -56,7 +56,13 @@ class Equivariance:
 
     @property
     def shuffled_tokens(self) -> list[str]:
+        """The sentence in its shuffled order."""
         return [self.tokens[i] for i in self.order]
+
+    @property
+    def difference(self) -> np.ndarray:
+        """|out - out_unshuffled| cell by cell: zero up to rounding without positions."""
+        return np.abs(self.out - self.out_unshuffled)
 
 
 def self_attention(x: torch.Tensor, weights: MultiHeadWeights) -> torch.Tensor:

@@ -221,7 +221,8 @@ def test_masking_causal_rows_and_float16_refuses_minus_1e9(lang):
     assert np.isnan(weights[np.triu_indices(5, 1)]).all()  # blocked cells are drawn as blocked
     # defaults: float16 with -1e9 is refused by torch, computed live
     assert metric(at, lang, "lesson_masking.stored") == "-inf"
-    assert "overflow" in texts(at, "error")[0]
+    assert texts(at, "error") == [catalog(lang)["lesson_masking.refused"].format(dtype="float16")]
+    assert any("overflow" in c and "`" in c for c in texts(at, "caption"))  # torch's own words, apart and verbatim
     table = {(r[0], r[1]): r for r in table_rows(at, 1)}
     assert table["float16", "-1e9"][2] == "-inf" and table["float16", "-1e9"][4] == cat["lesson_masking.kind_refused"]
     assert table["bfloat16", "-1e9"][2] == "-998244352"  # not -1e9: bfloat16 keeps 8 mantissa bits
@@ -250,6 +251,7 @@ def test_masking_widgets_pick_a_combination():
         "dtype": "bfloat16",
         "fill": "-1e9",
         "lang": "en",
+        "palette": "default",
     }
 
 
