@@ -6,17 +6,18 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from attnlab.anatomy import CrossConfig, check_cross, run_cross
-from attnlab.figures import dim_labels, grid_figure, matrix_figure
-from attnlab.limits import MAX_D_MODEL, MAX_SEED, MAX_TEXT_CHARS, MAX_TOKENS
-from attnlab.params import Invalid, Param, boolean, dump_bool, int_in, text
+from attnlab.anatomy.cross import CrossConfig, CrossResult, check_cross, run_cross
+from attnlab.figures import dim_labels, matrices_figure, matrix_figure
+from attnlab.limits import MAX_D_MODEL, MAX_SEED, MAX_TOKENS, MIN_D_MODEL
+from attnlab.params import Invalid, Param, bool_param, int_param, text_param
 from attnlab.tokens import tokenize
-from attnlab.ui import state
+from attnlab.ui import stages, state
 from attnlab.ui.anatomy import check_table, head_name
 from attnlab.ui.i18n import t
-from attnlab.ui.widgets import chart, md_escape, shape_text, size_inputs, stage
+from attnlab.ui.state import PageState
+from attnlab.ui.text import md_escape
+from attnlab.ui.widgets import chart, multiselect, shape_text, size_inputs, stage, text_input, toggle
 
-SCOPE = "cross"
 DEFAULT = CrossConfig()
 
 
@@ -27,150 +28,135 @@ def parse_pad(raw: str) -> list[int]:
     except ValueError:
         items = None
     if items is None or any(not 0 <= j < MAX_TOKENS for j in items):
-        raise Invalid("not_choice", list(DEFAULT.pad), options=t("cross.pad_options", cap=MAX_TOKENS - 1))
+        raise Invalid("not_positions", list(DEFAULT.pad), hi=MAX_TOKENS - 1)
     return sorted(set(items))
 
 
-PARAMS = (
-    Param("src", DEFAULT.source, text(MAX_TEXT_CHARS)),
-    Param("tgt", DEFAULT.target, text(MAX_TEXT_CHARS)),
-    Param("causal", DEFAULT.causal, boolean(DEFAULT.causal), dump_bool),
-    Param("pad", list(DEFAULT.pad), parse_pad, lambda pad: ",".join(str(j) for j in pad)),
-    Param("d_model", DEFAULT.d_model, int_in(2, MAX_D_MODEL, DEFAULT.d_model)),
-    Param("heads", DEFAULT.heads, int_in(1, MAX_D_MODEL, DEFAULT.heads)),
-    Param("seed", DEFAULT.seed, int_in(0, MAX_SEED, DEFAULT.seed)),
+PAGE = PageState(
+    "cross",
+    (
+        text_param("src", DEFAULT.source),
+        text_param("tgt", DEFAULT.target),
+        bool_param("causal", DEFAULT.causal),
+        Param("pad", list(DEFAULT.pad), parse_pad, lambda pad: ",".join(str(j) for j in pad)),
+        int_param("d_model", DEFAULT.d_model, MIN_D_MODEL, MAX_D_MODEL),
+        int_param("heads", DEFAULT.heads, 1, MAX_D_MODEL),
+        int_param("seed", DEFAULT.seed, 0, MAX_SEED),
+        int_param("head", 0, 1 - MAX_D_MODEL, MAX_D_MODEL),  # 0 or -g: a group of heads side by side; h: head h
+    ),
 )
-K = {p.name: state.key(SCOPE, p.name) for p in PARAMS}
 
 
-st.title(t("cross.title"))
-st.caption(t("cross.intro"))
-first = not st.session_state.get(f"_loaded.{SCOPE}")
-state.load(SCOPE, PARAMS)
-state.heads_must_divide(SCOPE, K["d_model"], K["heads"], "heads", first)
-state.show_problems(SCOPE)
+def controls() -> None:
+    """Both texts, sizes, seed, the decoder's mask and which source tokens are padding."""
+    left, right = st.columns(2)
+    text_input(PAGE, "src", t("cross.source"), where=left, help=t("cross.source_help", cap=MAX_TOKENS))
+    text_input(PAGE, "tgt", t("cross.target"), where=right, help=t("cross.target_help", cap=MAX_TOKENS))
+    cols = st.columns([2, 2, 2, 3], vertical_alignment="bottom")
+    size_inputs(PAGE, cols)
+    toggle(PAGE, "causal", t("cross.causal"), where=cols[3], help=t("cross.causal_help"))
+    source = tokenize(PAGE["src"])[:MAX_TOKENS]
+    past_end = [j for j in PAGE["pad"] if j >= len(source)]
+    if past_end:
+        PAGE["pad"] = [j for j in PAGE["pad"] if j < len(source)]
+    multiselect(
+        PAGE,
+        "pad",
+        t("cross.pad"),
+        options=list(range(len(source))),
+        labels={j: f"{j} · {tok}" for j, tok in enumerate(source)},
+        help=t("cross.pad_help"),
+        placeholder=t("cross.pad_none"),
+    )
+    if past_end:
+        st.caption(t("cross.pad_past_end", items=", ".join(map(str, past_end)), n=len(source)))
 
-left, right = st.columns(2)
-left.text_input(t("cross.source"), key=K["src"], help=t("cross.source_help", cap=MAX_TOKENS), persist_state="session")
-right.text_input(t("cross.target"), key=K["tgt"], help=t("cross.target_help", cap=MAX_TOKENS), persist_state="session")
-cols = st.columns([2, 2, 2, 3], vertical_alignment="bottom")
-size_inputs(cols, K["d_model"], K["heads"], K["seed"], MAX_D_MODEL, MAX_SEED)
-cols[3].toggle(t("cross.causal"), key=K["causal"], help=t("cross.causal_help"), persist_state="session")
 
-source_typed = tokenize(st.session_state[K["src"]])
-source = source_typed[:MAX_TOKENS]
-past_end = [j for j in st.session_state[K["pad"]] if j >= len(source)]
-if past_end:
-    st.session_state[K["pad"]] = [j for j in st.session_state[K["pad"]] if j < len(source)]
-st.multiselect(
-    t("cross.pad"),
-    list(range(len(source))),
-    key=K["pad"],
-    format_func=lambda j: f"{j} · {source[j]}",
-    help=t("cross.pad_help"),
-    placeholder=t("cross.pad_none"),
-    persist_state="session",
-)
-if past_end:
-    st.caption(t("cross.pad_past_end", items=", ".join(map(str, past_end)), n=len(source)))
+def config() -> CrossConfig:
+    """The current settings as the core's config."""
+    v = PAGE.values()
+    return CrossConfig(v["src"], v["tgt"], v["causal"], tuple(v["pad"]), v["d_model"], v["heads"], v["seed"])
 
-v = state.values(SCOPE, PARAMS)
-config = CrossConfig(v["src"], v["tgt"], v["causal"], tuple(v["pad"]), v["d_model"], v["heads"], v["seed"])
-state.save(SCOPE, PARAMS)
 
-empty = [name for name, raw in (("source", v["src"]), ("target", v["tgt"])) if not tokenize(raw)]
-for name in empty:
-    st.info(t(f"cross.empty_{name}"), icon=":material/edit:")
+def text_status(cfg: CrossConfig) -> bool:
+    """Say when a text is empty; False when there is nothing to compute."""
+    empty = [name for name, raw in (("source", cfg.source), ("target", cfg.target)) if not tokenize(raw)]
+    for name in empty:
+        st.info(t(f"cross.empty_{name}"), icon=":material/edit:")
+    return not empty
 
-if not empty:
-    result = run_cross(config)
+
+def cut_and_hidden(result: CrossResult) -> None:
+    """Texts cut at the token cap, a padding mask that hides everything, and the sizes in one line."""
     for name, typed in (("source", result.n_source_typed), ("target", result.n_target_typed)):
         if typed > MAX_TOKENS:
             st.warning(t(f"cross.too_many_{name}", n=typed, cap=MAX_TOKENS), icon=":material/content_cut:")
     if result.all_hidden:
         st.warning(t("cross.all_hidden"), icon=":material/visibility_off:")
-
-    src, tgt, n_heads = result.source, result.target, config.heads
-    t_src, t_tgt, d_k = len(src), len(tgt), result.cross.d_k
-    names = [head_name(h) for h in range(n_heads)]
-    dims = dim_labels(config.d_model)
-    visible = [tok for tok, keep in zip(src, result.keep.tolist(), strict=True) if keep]
-    st.caption(
-        t("cross.summary", t_src=t_src, t_tgt=t_tgt, hidden=t_src - len(visible), d_k=d_k, heads=n_heads),
+    t_src, hidden = len(result.source), int((~result.keep).sum())
+    summary = dict(
+        t_src=t_src, t_tgt=len(result.target), hidden=hidden, d_k=result.cross.d_k, heads=result.cross.n_heads
     )
+    st.caption(t("cross.summary", **summary))
 
-    def grid(mats: list[np.ndarray], rows, cols_, key: str, **kw) -> None:
-        if len(mats) == 1:
-            chart(matrix_figure(mats[0], rows, cols_, **kw), key)
-        else:
-            chart(grid_figure(mats, names, rows, cols_, **kw), key)
 
-    # 1. The decoder's own (masked) self-attention
+def decoder_section(result: CrossResult, shown: tuple[int, ...]) -> None:
+    """1. The decoder's own (masked) self-attention, whose output feeds the queries."""
+    tgt, causal, n_heads = result.target, result.config.causal, result.config.heads
     stage(
         1,
         t("cross.decoder_title"),
         r"A^{dec}_h = \mathrm{softmax}\!\left(\frac{Q_h K_h^\top}{\sqrt{d_k}} + M_{causal}\right),"
         r"\quad H_{tgt} = X_{tgt} + \mathrm{MHA}(X_{tgt})",
-        shape_text("A_dec", ["H", "T_tgt", "T_tgt"], [n_heads, t_tgt, t_tgt]),
-        t("cross.decoder_note_causal") if config.causal else t("cross.decoder_note_open"),
+        shape_text("A_dec", ["H", "T_tgt", "T_tgt"], [n_heads, len(tgt), len(tgt)]),
+        t("cross.decoder_note_causal") if causal else t("cross.decoder_note_open"),
     )
-    heads_dec = result.decoder.heads
+    heads, titles = result.decoder.heads, [head_name(h) for h in shown]
     square = dict(row_name=t("cross.target_token"), col_name=t("cross.target_token"))
-    grid(
-        [heads_dec.masked[h].numpy() for h in range(n_heads)],
-        tgt,
-        tgt,
-        "cr.dec_masked",
-        blocked_text=t("cross.blocked"),
-        **square,
-    )
-    grid([heads_dec.weights[h].numpy() for h in range(n_heads)], tgt, tgt, "cr.dec_weights", kind="prob", **square)
+    masked = [heads.masked[h].numpy() for h in shown]
+    chart(matrices_figure(masked, titles, tgt, tgt, blocked_text=t("cross.blocked"), **square), "cr.dec_masked")
+    weights = [heads.weights[h].numpy() for h in shown]
+    chart(matrices_figure(weights, titles, tgt, tgt, kind="prob", **square), "cr.dec_weights")
 
-    # 2. Cross-attention: target rows, source columns
+
+def cross_section(result: CrossResult, shown: tuple[int, ...]) -> None:
+    """2-3. Target rows against source columns: scores with the padding mask, weights and the output."""
+    src, tgt, n_heads = result.source, result.target, result.config.heads
+    rect = dict(row_name=t("cross.target_token"), col_name=t("cross.source_token"))
+    heads, titles = result.cross.heads, [head_name(h) for h in shown]
     stage(
         2,
         t("cross.scores_title"),
         r"S_h = \frac{(H_{tgt} W_Q)_h\,(X_{src} W_K)_h^\top}{\sqrt{d_k}} + M_{pad}",
-        shape_text("S", ["H", "T_tgt", "T_src"], [n_heads, t_tgt, t_src]),
+        shape_text("S", ["H", "T_tgt", "T_src"], [n_heads, len(tgt), len(src)]),
         t("cross.scores_note"),
     )
-    rect = dict(row_name=t("cross.target_token"), col_name=t("cross.source_token"))
-    heads_x = result.cross.heads
-    grid(
-        [heads_x.masked[h].numpy() for h in range(n_heads)],
-        tgt,
-        src,
-        "cr.masked",
-        blocked_text=t("cross.padding"),
-        **rect,
-    )
-
+    masked = [heads.masked[h].numpy() for h in shown]
+    chart(matrices_figure(masked, titles, tgt, src, blocked_text=t("cross.padding"), **rect), "cr.masked")
     stage(
         3,
         t("cross.weights_title"),
         r"A_h = \mathrm{softmax}(S_h),\qquad Z_h = A_h\,(X_{src} W_V)_h",
-        shape_text("A", ["H", "T_tgt", "T_src"], [n_heads, t_tgt, t_src]),
+        shape_text("A", ["H", "T_tgt", "T_src"], [n_heads, len(tgt), len(src)]),
         t("cross.weights_note"),
     )
-    grid([heads_x.weights[h].numpy() for h in range(n_heads)], tgt, src, "cr.weights", kind="prob", **rect)
+    weights = [heads.weights[h].numpy() for h in shown]
+    chart(matrices_figure(weights, titles, tgt, src, kind="prob", **rect), "cr.weights")
     if result.all_hidden:
-        st.warning(t("cross.rows_see_nothing", n=t_tgt), icon=":material/block:")
-    fig = matrix_figure(
-        result.cross.output.numpy(),
-        tgt,
-        dims,
-        title=t("cross.output"),
-        row_name=t("cross.target_token"),
-        col_name=t("cross.dim"),
-    )
-    chart(fig, "cr.output")
+        st.warning(t("cross.rows_see_nothing", n=len(tgt)), icon=":material/block:")
+    dims = dim_labels(result.config.d_model)
+    axes = dict(row_name=t("cross.target_token"), col_name=t("cross.dim"))
+    chart(matrix_figure(result.cross.output.numpy(), tgt, dims, title=t("cross.output"), **axes), "cr.output")
 
-    # 4. The fixed-length bottleneck against one context per target token
+
+def bottleneck_section(result: CrossResult) -> None:
+    """4. One fixed context c for the whole source, against one context c_i per target token."""
+    tgt, d_model = result.target, result.config.d_model
     stage(
         4,
         t("cross.bottleneck_title"),
         r"c = \frac{1}{|S|}\sum_{j \in S} h_j \quad\text{vs}\quad c_i = \sum_j \bar a_{ij}\, h_j",
-        shape_text("c_i", ["T_tgt", "d_model"], [t_tgt, config.d_model]),
+        shape_text("c_i", ["T_tgt", "d_model"], [len(tgt), d_model]),
         t("cross.bottleneck_note"),
     )
     b = result.bottleneck
@@ -179,7 +165,8 @@ if not empty:
     else:
         rows = [t("cross.c_fixed")] + [f"c · {tok}" for tok in tgt]
         stacked = np.vstack([b.c.numpy()[None], b.contexts.numpy()])
-        chart(matrix_figure(stacked, rows, dims, row_name=t("cross.context"), col_name=t("cross.dim")), "cr.contexts")
+        axes = dict(row_name=t("cross.context"), col_name=t("cross.dim"))
+        chart(matrix_figure(stacked, rows, dim_labels(d_model), **axes), "cr.contexts")
         frame = pd.DataFrame(
             {
                 t("cross.target_token"): tgt,
@@ -188,17 +175,15 @@ if not empty:
             }
         )
         st.dataframe(frame, hide_index=True, width="stretch")
+        far = md_escape(tgt[int(b.distance.argmax())])
         st.caption(
-            t(
-                "cross.bottleneck_stats",
-                spread=f"{b.spread:.3f}",
-                far=md_escape(tgt[int(b.distance.argmax())]),
-                dist=f"{float(b.distance.max()):.3f}",
-            )
+            t("cross.bottleneck_stats", spread=f"{b.spread:.3f}", far=far, dist=f"{float(b.distance.max()):.3f}")
         )
     st.markdown(t("cross.why"))
 
-    # 5. The same numbers in PyTorch
+
+def check_section(result: CrossResult) -> None:
+    """5. Both attentions against PyTorch, with the weights the result was computed from."""
     stage(
         5,
         t("cross.check_title"),
@@ -206,7 +191,7 @@ if not empty:
         "",
         t("cross.check_note"),
     )
-    check = check_cross(result, config)
+    check = check_cross(result)
     check_table(
         [
             (t("cross.check_cross"), "F.scaled_dot_product_attention", check.sdpa),
@@ -216,3 +201,28 @@ if not empty:
     )
     if math.isnan(check.mha):
         st.info(t("cross.mha_nan"), icon=":material/info:")
+
+
+def main() -> None:
+    """Settings, then the decoder, the cross-attention, the bottleneck and the check."""
+    st.title(t("cross.title"))
+    st.caption(t("cross.intro"))
+    first = PAGE.load()
+    PAGE.heads_must_divide("d_model", "heads", first)
+    PAGE.show_problems()
+    controls()
+    cfg = config()
+    state.save(PAGE)
+    if not text_status(cfg):
+        return
+    result = run_cross(cfg)
+    cut_and_hidden(result)
+    longest = max(len(result.source), len(result.target))
+    shown = stages.head_picker(PAGE, "head", cfg.heads, longest)
+    decoder_section(result, shown)
+    cross_section(result, shown)
+    bottleneck_section(result)
+    check_section(result)
+
+
+main()

@@ -24,8 +24,10 @@ from attnlab.pipeline import (
     run_lab,
     seeded_weights,
 )
+from attnlab.tokens import tokenize
 from attnlab.ui import state
 from attnlab.ui.i18n import t
+from attnlab.ui.stages import head_options
 from attnlab.ui.state import PageState
 from attnlab.ui.text import code
 from attnlab.ui.widgets import segmented, size_inputs, text_input, toggle
@@ -55,6 +57,7 @@ SYMBOL = {"w_q": "W_Q", "w_k": "W_K", "w_v": "W_V", "w_o": "W_O"}
 def load() -> bool:
     """Read the URL once per session, then make heads divide d_model (saying so); True on the first load."""
     first = LAB.load()
+    state.adopt([QUERY])  # the picked token chip travels with the Playground's state
     if first:
         edits, bad = decode_edits(st.query_params.get("edits", ""), LAB["d_model"])
         st.session_state[EDITS] = edits
@@ -63,8 +66,19 @@ def load() -> bool:
     st.session_state.setdefault(EDITS, {})
     st.session_state.setdefault(VERSION, 0)
     LAB.heads_must_divide("d_model", "heads", first)
+    heads_on_screen_must_exist(first)
     take_editor_changes()
     return first
+
+
+def heads_on_screen_must_exist(first: bool) -> None:
+    """A link's `head` past the head count (or a group past the last) shows all heads instead, and says so."""
+    n_tokens = min(len(tokenize(LAB["text"])), MAX_TOKENS)
+    if LAB["head"] in head_options(LAB["heads"], n_tokens):
+        return
+    if first:
+        LAB.add_problem("lab.url_head_missing", asked=f"head={LAB['head']}", heads=LAB["heads"])
+    LAB["head"] = 0
 
 
 def config() -> LabConfig:

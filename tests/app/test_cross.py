@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from streamlit.testing.v1 import AppTest
 
-from attnlab.anatomy import CrossConfig, run_cross
+from attnlab.anatomy.cross import CrossConfig, run_cross
 
 from .conftest import assert_clean, open_page, texts
 

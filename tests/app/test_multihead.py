@@ -7,7 +7,7 @@ import re
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from attnlab.anatomy import multi_head_with_torch
+from attnlab.anatomy.heads import multi_head_with_torch
 from attnlab.pipeline import LabConfig, run_lab
 
 from .conftest import ROOT, assert_clean, open_page, texts

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from streamlit.testing.v1 import AppTest
 
-from attnlab.anatomy import neuron
+from attnlab.anatomy.neuron import neuron
 from attnlab.pipeline import LabConfig, run_lab
 
 from .conftest import ROOT, assert_clean, open_page, texts

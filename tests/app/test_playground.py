@@ -271,3 +271,10 @@ def test_many_heads_are_shown_a_few_at_a_time_and_every_group_is_reachable():
     for panel, h in zip(shown, groups[-1], strict=True):
         np.testing.assert_allclose(panel, expected[h].numpy(), atol=1e-6)  # big charts travel as float32
     assert at.query_params["head"] == str(-(len(groups) - 1))
+
+
+def test_a_head_the_text_does_not_have_is_replaced_and_said(lang):
+    at = open_page(lang=lang, heads="2", head="7")
+    assert_clean(at)
+    assert any("`head=7`" in w for w in texts(at, "warning"))
+    assert at.session_state["lab.head"] == 0 and len(heatmap_values(at, WEIGHTS)) == 2

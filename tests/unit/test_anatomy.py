@@ -10,21 +10,9 @@ import torch.nn.functional as F
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from attnlab.anatomy import (
-    THINKING_D_K,
-    CrossConfig,
-    bottleneck,
-    check_cross,
-    check_dropout_p,
-    fused_vs_separate,
-    in_proj_blocks,
-    multi_head_with_torch,
-    neuron,
-    resplit,
-    run_cross,
-    thinking_machines,
-    vector_with_dot,
-)
+from attnlab.anatomy.cross import CrossConfig, bottleneck, check_cross, run_cross
+from attnlab.anatomy.heads import check_dropout_p, fused_vs_separate, in_proj_blocks, multi_head_with_torch, resplit
+from attnlab.anatomy.neuron import THINKING_D_K, neuron, thinking_machines, vector_with_dot
 from attnlab.attention import attention_steps
 from attnlab.multihead import MultiHeadWeights
 from attnlab.pipeline import LabConfig, run_lab
@@ -117,7 +105,7 @@ def test_cross_defaults_match_torch_and_shapes():
     assert result.source[-2:] == ["<pad>", "<pad>"] and len(result.target) == 6
     assert result.cross.heads.scores.shape == (2, 6, 6)
     assert result.pad == (4, 5)
-    check = check_cross(result, config)
+    check = check_cross(result)
     assert check.sdpa <= 1e-12 and check.mha <= 1e-12 and check.decoder <= 1e-12
     weights = result.cross.heads.weights
     assert torch.all(weights[..., 4:] == 0)  # padded source tokens get weight 0
@@ -133,7 +121,7 @@ def test_cross_different_lengths_and_causal_decoder():
     off = run_cross(CrossConfig(source="a b c", target="x y z w v", causal=False, pad=()))
     assert torch.all(off.decoder.heads.weights > 0)
     assert not torch.allclose(off.cross.output, result.cross.output)  # queries come from the decoder states
-    assert check_cross(result, config).mha <= 1e-12
+    assert check_cross(result).mha <= 1e-12
 
 
 def test_cross_padding_hides_every_source_token():
@@ -143,7 +131,7 @@ def test_cross_padding_hides_every_source_token():
     assert torch.all(result.cross.heads.weights == 0) and torch.all(result.cross.output == 0)
     assert bool(result.cross.heads.empty_rows.all())
     assert result.bottleneck is None
-    check = check_cross(result, config)
+    check = check_cross(result)
     assert check.sdpa == 0.0 and math.isnan(check.mha)  # SDPA gives 0, nn.MultiheadAttention NaN
 
 
@@ -223,3 +211,55 @@ def test_vector_with_dot_hits_any_target_exactly(seed, target):
     q[0] = 1
     k = vector_with_dot(q, target, gen)
     assert int(q @ k) == target
+
+
+# ----------------------------------------------------------------- what moved out of the views
+
+
+@pytest.mark.parametrize(("raw", "p"), [("0", 0.0), (" 0.25 ", 0.25), ("1e-3", 0.001), ("0.999", 0.999)])
+def test_dropout_p_typed_as_text(raw, p):
+    from attnlab.anatomy.heads import parse_dropout_p
+
+    assert parse_dropout_p(raw) == p
+
+
+@pytest.mark.parametrize(
+    ("raw", "reason"),
+    [
+        ("abc", "p_not_number"),
+        ("", "p_not_number"),
+        ("1", "p_out_of_range"),
+        ("-0.1", "p_out_of_range"),
+        ("nan", "p_out_of_range"),
+        ("inf", "p_out_of_range"),
+    ],
+)
+def test_unusable_dropout_p_is_refused_with_a_reason(raw, reason):
+    from attnlab.anatomy.heads import parse_dropout_p
+    from attnlab.params import Invalid
+
+    with pytest.raises(Invalid) as bad:
+        parse_dropout_p(raw)
+    assert bad.value.reason == reason and bad.value.used == 0.0
+
+
+def test_cross_result_carries_what_it_was_computed_from():
+    from attnlab.anatomy.cross import cross_weights
+
+    config = CrossConfig(d_model=8, heads=4, seed=5)
+    result = run_cross(config)
+    w_self, w_cross = cross_weights(8, 5)
+    assert result.config == config
+    assert torch.equal(result.w_self.w_q, w_self.w_q) and torch.equal(result.w_cross.w_o, w_cross.w_o)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_traced_neuron_agrees_with_the_full_row_and_sdpa(causal):
+    from attnlab.anatomy.neuron import trace
+
+    steps = lab(causal=causal).steps.heads
+    for i in range(steps.q.size(-2)):
+        traced = trace(steps.q[1], steps.k[1], steps.v[1], i, is_causal=causal)
+        expected = F.scaled_dot_product_attention(steps.q[1], steps.k[1], steps.v[1], is_causal=causal)[i]
+        assert torch.allclose(traced.neuron.z, expected, atol=1e-12)
+        assert traced.against_row <= 1e-12 and traced.against_sdpa <= 1e-12
