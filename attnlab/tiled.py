@@ -13,6 +13,7 @@ no key gets output 0, as in `attnlab.attention`.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -222,3 +223,40 @@ def tiled_trace(
     else:
         output = tiled_attention(q, k, v, attn_mask, is_causal, scale, block_q, block_k)
     return TiledTrace(steps, output, int(block_q), int(block_k), scale)
+
+
+@dataclass(frozen=True)
+class RowStats:
+    """One query row of the current block: its running max and sum before and after a step."""
+
+    row: int  # the query's index in the whole sequence
+    m_before: float  # -inf: nothing seen yet
+    m_after: float
+    l_before: float
+    l_after: float
+
+    @property
+    def alpha(self) -> float | None:
+        """exp(m - m'): what the old sum and output are rescaled by (None before anything was seen)."""
+        if math.isinf(self.m_after) or math.isinf(self.m_before):
+            return None
+        return math.exp(self.m_before - self.m_after)
+
+
+def step_stats(trace: TiledTrace, s: int) -> list[RowStats]:
+    """The running statistics of step s (1-based) for each row of its query block, before and after the tile."""
+    cur = trace.steps[s - 1]
+    prev = trace.steps[s - 2] if s > 1 and trace.steps[s - 2].q_block == cur.q_block else None
+    rows = range(cur.q_rows[0], cur.q_rows[1])
+    m_before = prev.m.flatten().tolist() if prev else [NEG_INF] * len(rows)
+    l_before = prev.l.flatten().tolist() if prev else [0.0] * len(rows)
+    after = zip(cur.m.flatten().tolist(), cur.l.flatten().tolist(), strict=True)
+    return [RowStats(r, mb, ma, lb, la) for r, mb, lb, (ma, la) in zip(rows, m_before, l_before, after, strict=True)]
+
+
+def assembled(trace: TiledTrace, s: int) -> torch.Tensor:
+    """The output as far as step s has built it: each finished or started block's rows, NaN elsewhere."""
+    out = torch.full_like(trace.output, float("nan"))
+    for step in trace.steps[:s]:
+        out[..., step.q_rows[0] : step.q_rows[1], :] = step.out
+    return out

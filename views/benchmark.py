@@ -3,115 +3,118 @@ and show the results recorded on a real GPU (data/gpu/*.json). Only measured num
 
 import streamlit as st
 
-from attnlab.bench import DTYPES, IMPLS, BenchConfig, run_benchmark
-from attnlab.params import Invalid, Param, boolean, choice, dump_bool, int_in
+from attnlab.bench import DTYPES, IMPLS, BenchConfig, ResultRow, run_benchmark
+from attnlab.bench.results import RecordedRun
+from attnlab.params import Param, bool_param, choice_param, int_param, list_param
 from attnlab.ui import bench as ui
 from attnlab.ui import state
 from attnlab.ui.i18n import t
-from attnlab.ui.widgets import keep_choice, md_escape
+from attnlab.ui.state import PageState
+from attnlab.ui.text import code
+from attnlab.ui.widgets import multiselect, number, selectbox, toggle
 
-SCOPE = "bench"
 RESULT_KEY = "_bench.last_run"
 DEFAULT_IMPLS = ["explicit", "tiled", "sdpa", "sdpa-math", "sdpa-flash"]
 DEFAULT_SEQ = [64, 128, 256, 512]
 TIMING = dict(warmup=2, min_reps=5, max_reps=100, min_time_s=0.1, max_time_s=1.0)
+RECORDED, SKIPPED = ui.recorded_runs()
+BY_STEM = {run.path.stem: run for run in RECORDED}
+RECORDED_DTYPES = [d for d in DTYPES if any(r.dtype == d for run in RECORDED for r in run.results)] or ["float32"]
 
 
-def recorded_params(stems: list[str], dtypes: list[str]) -> tuple[Param, ...]:
-    """URL parameters for which recorded file and dtype to show (only when some were recorded)."""
-    if not stems:
+def recorded_params() -> tuple[Param, ...]:
+    """Which recorded file and dtype to show: only when some were recorded."""
+    if not BY_STEM:
         return ()
-
-    def parse_rec(raw: str) -> str:
-        if raw in stems:
-            return raw
-        raise Invalid("not_choice", stems[0], options=", ".join(stems))
-
-    return (Param("rec", stems[0], parse_rec), Param("rdtype", dtypes[0], choice(tuple(dtypes), dtypes[0])))
+    stems = list(BY_STEM)
+    return (choice_param("rec", stems[0], stems), choice_param("rdtype", RECORDED_DTYPES[0], RECORDED_DTYPES))
 
 
-runs, skipped = ui.recorded_runs()
-by_stem = {run.path.stem: run for run in runs}
-rec_dtypes = [d for d in DTYPES if any(r["dtype"] == d for run in runs for r in run.results)] or ["float32"]
-PARAMS = (
-    Param("dtype", "float32", choice(tuple(DTYPES), "float32")),
-    Param("heads", 4, int_in(1, 64, 4)),
-    Param("head_dim", 64, int_in(1, 256, 64)),
-    Param("batch", 1, int_in(1, 16, 1)),
-    Param("causal", False, boolean(False), dump_bool),
-    Param("impls", DEFAULT_IMPLS, ui.list_of(IMPLS, DEFAULT_IMPLS), ui.dump_list),
-    Param("seq", DEFAULT_SEQ, ui.list_of(ui.SEQ_OPTIONS, DEFAULT_SEQ, int), ui.dump_list),
-    *recorded_params(list(by_stem), rec_dtypes),
+PAGE = PageState(
+    "bench",
+    (
+        choice_param("dtype", "float32", tuple(DTYPES)),
+        int_param("heads", 4, 1, 64),
+        int_param("head_dim", 64, 1, 256),
+        int_param("batch", 1, 1, 16),
+        bool_param("causal", False),
+        list_param("impls", DEFAULT_IMPLS, IMPLS),
+        list_param("seq", DEFAULT_SEQ, ui.SEQ_OPTIONS),
+        *recorded_params(),
+    ),
 )
-K = {p.name: state.key(SCOPE, p.name) for p in PARAMS}
 
-state.load(SCOPE, PARAMS)
-st.title(t("benchmark.title"))
-st.caption(t("benchmark.intro"))
-state.show_problems(SCOPE)
-ui.device_line(st.session_state[K["dtype"]])
 
-cols = st.columns([1.3, 1, 1, 1, 1], vertical_alignment="bottom")
-keep_choice(K["dtype"], tuple(DTYPES), "float32")
-cols[0].selectbox(t("benchmark.dtype"), tuple(DTYPES), key=K["dtype"], persist_state="session")
-cols[1].number_input(t("benchmark.heads"), 1, 64, step=1, key=K["heads"], persist_state="session")
-cols[2].number_input(t("benchmark.head_dim"), 1, 256, step=1, key=K["head_dim"], persist_state="session")
-cols[3].number_input(t("benchmark.batch"), 1, 16, step=1, key=K["batch"], persist_state="session")
-cols[4].toggle(t("benchmark.causal"), key=K["causal"], persist_state="session")
-st.multiselect(t("benchmark.impls"), IMPLS, key=K["impls"], help=t("benchmark.impls_help"), persist_state="session")
-st.multiselect(t("benchmark.seq"), ui.SEQ_OPTIONS, key=K["seq"], help=t("benchmark.seq_help"), persist_state="session")
-state.save(SCOPE, PARAMS)
+def controls() -> None:
+    """Dtype, sizes, mask, implementations and sequence lengths."""
+    cols = st.columns([1.3, 1, 1, 1, 1], vertical_alignment="bottom")
+    selectbox(PAGE, "dtype", t("benchmark.dtype"), where=cols[0])
+    number(PAGE, "heads", t("benchmark.heads"), where=cols[1])
+    number(PAGE, "head_dim", t("benchmark.head_dim"), where=cols[2])
+    number(PAGE, "batch", t("benchmark.batch"), where=cols[3])
+    toggle(PAGE, "causal", t("benchmark.causal"), where=cols[4])
+    multiselect(PAGE, "impls", t("benchmark.impls"), help=t("benchmark.impls_help"))
+    multiselect(PAGE, "seq", t("benchmark.seq"), help=t("benchmark.seq_help"))
 
-dtype = st.session_state[K["dtype"]]
-heads, head_dim, batch = (int(st.session_state[K[n]]) for n in ("heads", "head_dim", "batch"))
-causal = bool(st.session_state[K["causal"]])
-impls = [i for i in IMPLS if i in st.session_state[K["impls"]]]
-seq_lens = sorted(int(s) for s in st.session_state[K["seq"]])
 
-refused = ui.refusals(batch, heads, seq_lens, dtype, impls)
-for message in refused.values():
-    st.warning(message, icon=":material/block:")
-runnable = [s for s in seq_lens if s not in refused]
-if not impls or not seq_lens:
-    st.info(t("benchmark.pick_some"), icon=":material/info:")
-elif not runnable:
-    st.info(t("benchmark.all_refused"), icon=":material/info:")
-
-if st.button(t("benchmark.run"), type="primary", icon=":material/timer:", disabled=not (impls and runnable)):
-    config = BenchConfig(
+def sweep_config(seq_lens: list[int], impls: list[str]) -> BenchConfig:
+    """The run the button starts: this page's sizes, on the GPU if there is one, one CPU thread otherwise."""
+    return BenchConfig(
         device="auto",
-        dtypes=(dtype,),
-        seq_lens=tuple(runnable),
-        heads=heads,
-        head_dim=head_dim,
-        batch=batch,
-        causal=causal,
+        dtypes=(PAGE["dtype"],),
+        seq_lens=tuple(seq_lens),
+        heads=PAGE["heads"],
+        head_dim=PAGE["head_dim"],
+        batch=PAGE["batch"],
+        causal=PAGE["causal"],
         impls=tuple(impls),
         threads=None if ui.on_gpu() else 1,
         **TIMING,
     )
+
+
+def run(config: BenchConfig) -> None:
+    """Run the sweep with a progress bar; keep the document for this session, or say why it stopped."""
     bar = st.progress(0.0, text=t("benchmark.starting", total=config.total))
 
-    def on_progress(done: int, total: int, row: dict) -> None:
-        bar.progress(
-            done / total, text=t("benchmark.progress", done=done, total=total, impl=row["impl"], t=row["seq_len"])
-        )
+    def on_progress(done: int, total: int, row: ResultRow) -> None:
+        bar.progress(done / total, text=t("benchmark.progress", done=done, total=total, impl=row.impl, t=row.seq_len))
 
     try:
         st.session_state[RESULT_KEY] = run_benchmark(config, on_progress=on_progress)
     except Exception as exc:  # a message, never a traceback
-        st.error(t("benchmark.run_failed", error=md_escape(str(exc)[:300])), icon=":material/error:")
+        st.error(t("benchmark.run_failed"), icon=":material/error:")
+        st.caption(t("common.library_said", detail=code(str(exc), 300)))
     bar.empty()
 
-doc = st.session_state.get(RESULT_KEY)
-if doc:
+
+def runnable_lengths(impls: list[str]) -> list[int]:
+    """The chosen lengths this server accepts; the refused ones are named with what they would need."""
+    seq_lens = sorted(PAGE["seq"])
+    refused = ui.refusals(PAGE["batch"], PAGE["heads"], PAGE["head_dim"], seq_lens, PAGE["dtype"], impls)
+    for message in refused.values():
+        st.warning(message, icon=":material/block:")
+    runnable = [s for s in seq_lens if s not in refused]
+    if not impls or not seq_lens:
+        st.info(t("benchmark.pick_some"), icon=":material/info:")
+    elif not runnable:
+        st.info(t("benchmark.all_refused"), icon=":material/info:")
+    return runnable
+
+
+def this_run() -> None:
+    """The last run of this session, with where and how it was measured."""
+    doc = st.session_state.get(RESULT_KEY)
+    if not doc:
+        st.caption(t("benchmark.not_run_yet"))
+        return
     env, cfg = doc["env"], doc["env"]["config"]
     st.subheader(t("benchmark.your_run"))
     st.caption(
         t(
             "benchmark.run_caption",
-            device=md_escape(env["device_name"]),
-            torch=md_escape(env["torch"]),
+            device=code(env["device_name"]),
+            torch=code(env["torch"]),
             threads=env["cpu_threads"],
             dtype=", ".join(cfg["dtypes"]),
             batch=cfg["batch"],
@@ -121,15 +124,11 @@ if doc:
             date=env["date"][:19].replace("T", " "),
         )
     )
-    ui.draw_results(doc, "bench.run")
-else:
-    st.caption(t("benchmark.not_run_yet"))
+    ui.draw_results([ResultRow.from_dict(r) for r in doc["results"]], env, "bench.run")
 
-st.divider()
-st.subheader(t("benchmark.recorded_title"))
-for line in skipped:
-    st.warning(t("benchmark.recorded_skipped", line=md_escape(line)), icon=":material/warning:")
-if not runs:
+
+def how_to_record() -> None:
+    """No GPU results yet: say so, and give the command that records them."""
     st.info(t("benchmark.no_recorded"), icon=":material/info:")
     st.code(
         "python -m attnlab.bench --device cuda --dtype float16,bfloat16,float32 \\\n"
@@ -137,20 +136,49 @@ if not runs:
         "    --out data/gpu/h100-d64.json",
         language="bash",
     )
-else:
-    st.caption(t("benchmark.recorded_intro"))
-    labels = {stem: run.label for stem, run in by_stem.items()}
-    keep_choice(K["rec"], list(by_stem), next(iter(by_stem)))
-    left, right = st.columns([3, 1])
-    left.selectbox(
-        t("benchmark.recorded_pick"), list(by_stem), format_func=labels.get, key=K["rec"], persist_state="session"
-    )
-    run = by_stem[st.session_state[K["rec"]]]
-    here = [d for d in DTYPES if any(r["dtype"] == d for r in run.results)]
-    keep_choice(K["rdtype"], here, here[0])
-    right.selectbox(t("benchmark.dtype"), here, key=K["rdtype"], persist_state="session")
-    state.save(SCOPE, PARAMS)
-    st.markdown(f"##### {md_escape(run.label)}")
+
+
+def recorded_run(run: RecordedRun) -> None:
+    """One recorded GPU file, for the chosen dtype."""
+    here = [d for d in DTYPES if any(r.dtype == d for r in run.results)]
+    selectbox(PAGE, "rdtype", t("benchmark.dtype"), options=here)
+    st.markdown(f"##### {code(run.label)}")
     st.caption(ui.env_caption(run.env, run.path.name))
-    rows = [r for r in run.results if r["dtype"] == st.session_state[K["rdtype"]]]
-    ui.draw_results({"env": run.env, "results": rows}, "bench.rec", downloads=False)
+    rows = [r for r in run.results if r.dtype == PAGE["rdtype"]]
+    ui.draw_results(rows, run.env, "bench.rec", with_downloads=False)
+
+
+def recorded() -> None:
+    """Results recorded on real GPUs and shipped with the app (never invented)."""
+    st.divider()
+    st.subheader(t("benchmark.recorded_title"))
+    for line in SKIPPED:
+        st.warning(t("benchmark.recorded_skipped"), icon=":material/warning:")
+        st.caption(code(line, 300))
+    if not RECORDED:
+        how_to_record()
+        return
+    st.caption(t("benchmark.recorded_intro"))
+    labels = {stem: run.label for stem, run in BY_STEM.items()}
+    selectbox(PAGE, "rec", t("benchmark.recorded_pick"), labels=labels)
+    recorded_run(BY_STEM[PAGE["rec"]])
+
+
+def main() -> None:
+    """Settings, the run button, this session's run, then the recorded GPU runs."""
+    PAGE.load()
+    st.title(t("benchmark.title"))
+    st.caption(t("benchmark.intro"))
+    PAGE.show_problems()
+    ui.device_line(PAGE["dtype"])
+    controls()
+    impls = [i for i in IMPLS if i in PAGE["impls"]]
+    runnable = runnable_lengths(impls)
+    if st.button(t("benchmark.run"), type="primary", icon=":material/timer:", disabled=not (impls and runnable)):
+        run(sweep_config(runnable, impls))
+    this_run()
+    recorded()
+    state.save(PAGE)
+
+
+main()

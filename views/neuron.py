@@ -84,7 +84,6 @@ def playground_preset(first: bool) -> Traced | None:
         return None
     steps, tokens = result.steps, result.tokens
     clamp_to_result(tokens, steps.n_heads, first)
-    PAGE.show_problems()
     left, right = st.columns([4, 1], vertical_alignment="bottom")
     with left:
         token_chips(tokens, key=lab.QUERY)
@@ -209,6 +208,7 @@ def main() -> None:
     labels = {p: t(f"neuron.preset_{p}") for p in PRESETS}
     segmented(PAGE, "preset", t("neuron.preset"), labels=labels)
     view = thinking_preset() if PAGE["preset"] == "thinking" else playground_preset(first)
+    PAGE.show_problems()  # after the preset: a query or head past the end is only known once it has run
     PAGE["q"] = st.session_state.get(lab.QUERY) or 0
     lab.save(PAGE)
     lab.LAB.show_problems()

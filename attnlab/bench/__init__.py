@@ -1,24 +1,13 @@
 """Timing harness for attention implementations (torch + numpy only; no streamlit, no plotly).
 
-Use `run_benchmark(BenchConfig(...), on_progress=...)` from a page, or the CLI
-`python -m attnlab.bench`. Recorded GPU results ship as JSON in data/gpu/ and load with
-`load_recorded()`.
+Use `run_benchmark(BenchConfig(...), on_progress=...)` from a page, or the CLI `python -m attnlab.bench`.
+One job per module: `config` (what to measure), `row` (the result schema), `env` (where it runs),
+`reference` (the float64 answer), `impls` (the calls), `measure` (one row), `sweep` (all rows),
+`limits` (memory the sizes need), `peaks` (datasheet peaks), `results` (recorded GPU files in data/gpu/).
 """
 
-from attnlab.bench.harness import (
-    IMPLS,
-    RESULT_KEYS,
-    SDPA_BACKENDS,
-    BenchConfig,
-    Progress,
-    attention_flops,
-    environment,
-    iter_benchmark,
-    reference_attention,
-    resolve_device,
-    run_benchmark,
-    time_call,
-)
+from attnlab.bench.config import IMPLS, SDPA_BACKENDS, BenchConfig, Progress
+from attnlab.bench.env import environment, resolve_device
 from attnlab.bench.limits import (
     DTYPES,
     MATRIX_COPIES,
@@ -29,8 +18,12 @@ from attnlab.bench.limits import (
     memory_cap_message,
     over_memory_cap,
 )
+from attnlab.bench.measure import attention_flops, time_call
 from attnlab.bench.peaks import KNOWN_PEAKS, known_peak_tflops, peak_share
+from attnlab.bench.reference import reference_attention
 from attnlab.bench.results import DEFAULT_RESULTS_DIR, RecordedRun, load_recorded, validate_document
+from attnlab.bench.row import RESULT_KEYS, ResultRow
+from attnlab.bench.sweep import iter_benchmark, run_benchmark
 
 __all__ = [
     "DEFAULT_RESULTS_DIR",
@@ -44,6 +37,7 @@ __all__ = [
     "BenchConfig",
     "Progress",
     "RecordedRun",
+    "ResultRow",
     "attention_flops",
     "attention_matrix_bytes",
     "environment",

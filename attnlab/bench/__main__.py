@@ -7,9 +7,12 @@ import json
 import sys
 from pathlib import Path
 
-from attnlab.bench.harness import IMPLS, BenchConfig, resolve_device, run_benchmark
+from attnlab.bench.config import IMPLS, BenchConfig
+from attnlab.bench.env import resolve_device
 from attnlab.bench.limits import DTYPES, format_bytes
 from attnlab.bench.peaks import peak_share
+from attnlab.bench.row import ResultRow
+from attnlab.bench.sweep import run_benchmark
 
 
 def _csv(kind: type, choices: tuple[str, ...] | None = None):
@@ -77,19 +80,24 @@ def summary(doc: dict) -> str:
     lines = [f"{env['device_name']} · torch {env['torch']} · cuda {env['cuda']} · {env['date']}"]
     head = f"{'impl':<15}{'dtype':<9}{'T':>7}{'median ms':>11}{'p20':>10}{'p80':>10}"
     lines.append(head + f"{'TFLOP/s':>9}{'of peak':>8}{'peak mem':>11}{'max err':>10}  status")
-    for r in doc["results"]:
-        share = peak_share(r, env)
-        mem = None if r["peak_mem_bytes"] is None else format_bytes(r["peak_mem_bytes"])
+    for r in map(ResultRow.from_dict, doc["results"]):
+        share = peak_share(r.dtype, r.tflops, env)
+        mem = None if r.peak_mem_bytes is None else format_bytes(r.peak_mem_bytes)
         lines.append(
-            f"{r['impl']:<15}{r['dtype']:<9}{r['seq_len']:>7}{_fmt(r['median_ms'], '.3f'):>11}"
-            f"{_fmt(r['p20_ms'], '.3f'):>10}{_fmt(r['p80_ms'], '.3f'):>10}{_fmt(r['tflops'], '.3f'):>9}"
-            f"{_fmt(share, '.1%'):>8}{mem or '-':>11}{_fmt(r['max_abs_err'], '.1e'):>10}  {r['status']}"
+            f"{r.impl:<15}{r.dtype:<9}{r.seq_len:>7}{_fmt(r.median_ms, '.3f'):>11}"
+            f"{_fmt(r.p20_ms, '.3f'):>10}{_fmt(r.p80_ms, '.3f'):>10}{_fmt(r.tflops, '.3f'):>9}"
+            f"{_fmt(share, '.1%'):>8}{mem or '-':>11}{_fmt(r.max_abs_err, '.1e'):>10}  {r.status}"
         )
     return "\n".join(lines)
 
 
+def print_progress(done: int, total: int, row: ResultRow) -> None:
+    """One line per finished row on stderr (no progress-bar package: the CLI needs only torch and numpy)."""
+    print(f"[{done}/{total}] {row.impl} {row.dtype} T={row.seq_len} {row.status[:40]}", file=sys.stderr, flush=True)
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Parse flags, run the sweep with a tqdm bar, write the JSON, print a summary to stderr."""
+    """Parse flags, run the sweep printing progress, write the JSON, print a summary to stderr."""
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
@@ -116,15 +124,7 @@ def main(argv: list[str] | None = None) -> int:
     except (RuntimeError, ValueError) as exc:
         parser.error(str(exc))
 
-    from tqdm import tqdm
-
-    with tqdm(total=config.total, unit="row", disable=args.no_progress, file=sys.stderr) as bar:
-
-        def on_progress(done: int, total: int, row: dict) -> None:
-            bar.set_postfix_str(f"{row['impl']} {row['dtype']} T={row['seq_len']} {row['status'][:20]}")
-            bar.update(1)
-
-        doc = run_benchmark(config, on_progress=on_progress)
+    doc = run_benchmark(config, on_progress=None if args.no_progress else print_progress)
     text = json.dumps(doc, indent=1)
     if args.out is None:
         print(text)

@@ -30,10 +30,9 @@ def known_peak_tflops(device_name: str | None, dtype: str) -> float | None:
     return None
 
 
-def peak_share(row: dict, env: dict) -> float | None:
-    """A result row's TFLOP/s as a fraction of the device's peak for its dtype (None if unknown)."""
-    peak = (env.get("peak_tflops") or {}).get(row.get("dtype"))
-    tflops = row.get("tflops")
+def peak_share(dtype: str, tflops: float | None, env: dict) -> float | None:
+    """Measured TFLOP/s as a fraction of the device's datasheet peak for this dtype (None if unknown)."""
+    peak = (env.get("peak_tflops") or {}).get(dtype)
     if not peak or tflops is None:
         return None
     return float(tflops) / float(peak)

@@ -11,8 +11,9 @@ from collections.abc import Sequence
 
 import plotly.graph_objects as go
 
-from attnlab.bench.harness import IMPLS
+from attnlab.bench.config import IMPLS
 from attnlab.bench.limits import format_bytes
+from attnlab.bench.row import ResultRow
 from attnlab.figures.lines import LEGEND_BELOW, binary_ticks, decade_ticks, layout, loglog_axes, with_slope
 from attnlab.figures.palette import current
 from attnlab.figures.text import esc
@@ -30,21 +31,21 @@ def _field_text(name: str, value: object, causal_names: tuple[str, str]) -> str:
     return f"{short[name]}={value}" if name in short else str(value)
 
 
-def series(rows: Sequence[dict], causal_names: tuple[str, str] = ("causal", "full")) -> dict[str, list[dict]]:
+def series(rows: Sequence[ResultRow], causal_names: tuple[str, str] = ("causal", "full")) -> dict[str, list[ResultRow]]:
     """The `ok` rows grouped into lines: one per implementation, split further by any setting that varies.
 
     Returns {series name: rows sorted by seq_len}, in the order of IMPLS.
     """
-    ok = [r for r in rows if r.get("status") == "ok"]
-    varying = [f for f in GROUP_FIELDS if len({r[f] for r in ok}) > 1]
-    grouped: dict[tuple, list[dict]] = {}
+    ok = [r for r in rows if r.ok]
+    varying = [f for f in GROUP_FIELDS if len({getattr(r, f) for r in ok}) > 1]
+    grouped: dict[tuple, list[ResultRow]] = {}
     for r in ok:
-        key = (IMPLS.index(r["impl"]) if r["impl"] in IMPLS else len(IMPLS), r["impl"], *(r[f] for f in varying))
+        key = (IMPLS.index(r.impl) if r.impl in IMPLS else len(IMPLS), r.impl, *(getattr(r, f) for f in varying))
         grouped.setdefault(key, []).append(r)
-    out: dict[str, list[dict]] = {}
+    out: dict[str, list[ResultRow]] = {}
     for key in sorted(grouped, key=lambda k: tuple(str(x) for x in k)):
         name = " · ".join([key[1], *(_field_text(f, v, causal_names) for f, v in zip(varying, key[2:], strict=True))])
-        out[name] = sorted(grouped[key], key=lambda r: r["seq_len"])
+        out[name] = sorted(grouped[key], key=lambda r: r.seq_len)
     return out
 
 
@@ -72,14 +73,14 @@ def _layout(
 
 
 def time_figure(
-    rows: Sequence[dict], title: str, x_title: str, y_title: str, slope_word: str = "slope", **kw
+    rows: Sequence[ResultRow], title: str, x_title: str, y_title: str, slope_word: str = "slope", **kw
 ) -> go.Figure:
     """Median time vs T on log-log axes, one line per series, p20..p80 as error bars."""
     fig = go.Figure()
     styles: dict[str, int] = {}
     for name, rs in series(rows, **kw).items():
-        xs = [r["seq_len"] for r in rs]
-        med = [r["median_ms"] for r in rs]
+        xs = [r.seq_len for r in rs]
+        med = [r.median_ms for r in rs]
         fig.add_trace(
             go.Scatter(
                 x=xs,
@@ -90,31 +91,31 @@ def time_figure(
                 error_y=dict(
                     type="data",
                     symmetric=False,
-                    array=[r["p80_ms"] - r["median_ms"] for r in rs],
-                    arrayminus=[r["median_ms"] - r["p20_ms"] for r in rs],
+                    array=[r.p80_ms - r.median_ms for r in rs],
+                    arrayminus=[r.median_ms - r.p20_ms for r in rs],
                     thickness=1,
                 ),
-                customdata=[[r["p20_ms"], r["p80_ms"]] for r in rs],
+                customdata=[[r.p20_ms, r.p80_ms] for r in rs],
                 hovertemplate=f"{esc(name)}<br>T=%{{x}}<br>%{{y:.4g}} ms"
                 "<br>p20–p80: %{customdata[0]:.4g}–%{customdata[1]:.4g} ms<extra></extra>",
             )
         )
-    values = [v for r in series(rows, **kw).values() for x in r for v in (x["p20_ms"], x["p80_ms"])]
+    values = [v for r in series(rows, **kw).values() for x in r for v in (x.p20_ms, x.p80_ms)]
     return _layout(fig, title, x_title, y_title, y_ticks=decade_ticks(values))
 
 
 def memory_figure(
-    rows: Sequence[dict], title: str, x_title: str, y_title: str, slope_word: str = "slope", **kw
+    rows: Sequence[ResultRow], title: str, x_title: str, y_title: str, slope_word: str = "slope", **kw
 ) -> go.Figure:
     """Measured peak memory (bytes) vs T on log-log axes; rows without a measurement are left out."""
     fig = go.Figure()
     styles: dict[str, int] = {}
     for name, rs in series(rows, **kw).items():
-        rs = [r for r in rs if r.get("peak_mem_bytes")]
+        rs = [r for r in rs if r.peak_mem_bytes]
         if not rs:
             continue
-        xs = [r["seq_len"] for r in rs]
-        mem = [r["peak_mem_bytes"] for r in rs]
+        xs = [r.seq_len for r in rs]
+        mem = [r.peak_mem_bytes for r in rs]
         fig.add_trace(
             go.Scatter(
                 x=xs,
@@ -131,7 +132,7 @@ def memory_figure(
 
 
 def tflops_figure(
-    rows: Sequence[dict],
+    rows: Sequence[ResultRow],
     title: str,
     x_title: str,
     y_title: str,
@@ -143,17 +144,17 @@ def tflops_figure(
     fig = go.Figure()
     styles: dict[str, int] = {}
     for name, rs in series(rows, **kw).items():
-        rs = [r for r in rs if r.get("tflops") is not None]
+        rs = [r for r in rs if r.tflops is not None]
         if not rs:
             continue
         shares = []
         for r in rs:
-            peak = (peaks or {}).get(r["dtype"])
-            shares.append(f" ({r['tflops'] / peak:.1%} {esc(peak_word)})" if peak else "")
+            peak = (peaks or {}).get(r.dtype)
+            shares.append(f" ({r.tflops / peak:.1%} {esc(peak_word)})" if peak else "")
         fig.add_trace(
             go.Scatter(
-                x=[r["seq_len"] for r in rs],
-                y=[r["tflops"] for r in rs],
+                x=[r.seq_len for r in rs],
+                y=[r.tflops for r in rs],
                 mode="lines+markers",
                 name=esc(name),
                 line=_style(name, styles),

@@ -1,5 +1,8 @@
-"""Plotly figures for the lesson pages (no Streamlit). Titles and names arrive translated from the page;
-anything a user typed reaches Plotly only through `figures.text`."""
+"""Plotly figures for the lesson pages (no Streamlit): bars, sweeps, planes and the sinusoid table.
+
+Titles and names arrive translated from the page; anything a user typed reaches Plotly only through
+`figures.text`. Colours come from the current palette.
+"""
 
 from __future__ import annotations
 

@@ -7,10 +7,13 @@ import statistics
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 import torch
 
+from attnlab.bench import results
+from attnlab.bench.row import ResultRow
 from attnlab.fit import loglog_slope
 
 MAX_LIVE_T = 2048  # the largest T measured live: one (T, T) float32 matrix is 16 MiB
@@ -123,28 +126,23 @@ class RecordedSeries:
     mem_slope: float | None
 
 
-def recorded_series(directory=None) -> tuple[list[RecordedSeries], list[str]]:
-    """Series from data/gpu/*.json as written by `python -m attnlab.bench` (none when nothing is recorded)."""
-    try:
-        from attnlab.bench.results import DEFAULT_RESULTS_DIR, load_recorded
-    except ImportError:  # pragma: no cover - the bench package ships with the app
-        return [], []
-    runs, skipped = load_recorded(directory if directory is not None else DEFAULT_RESULTS_DIR)
+def recorded_series(directory: str | Path | None = None) -> tuple[list[RecordedSeries], list[str]]:
+    """Series from data/gpu/*.json as written by `python -m attnlab.bench` (none when nothing is recorded).
+
+    The folder is looked up at call time, so a test can point the page at its own.
+    """
+    runs, skipped = results.load_recorded(results.DEFAULT_RESULTS_DIR if directory is None else directory)
     series: list[RecordedSeries] = []
     for run in runs:
-        groups: dict[tuple, list[dict]] = {}
+        groups: dict[tuple, list[ResultRow]] = {}
         for row in run.results:
-            if row["status"] != "ok":
-                continue
-            key = (row["impl"], row["dtype"], row["batch"], row["heads"], row["head_dim"], row["causal"])
-            groups.setdefault(key, []).append(row)
+            if row.ok:
+                key = (row.impl, row.dtype, row.batch, row.heads, row.head_dim, row.causal)
+                groups.setdefault(key, []).append(row)
         for (impl, dtype, batch, heads, head_dim, causal), rows in groups.items():
-            rows.sort(key=lambda r: r["seq_len"])
-            ts = [r["seq_len"] for r in rows]
-            ms = [r["median_ms"] for r in rows]
-            mem = [r["peak_mem_bytes"] for r in rows]
-            mem_ok = [m for m in mem if m]
-            mem_slope = loglog_slope(ts, mem) if len(mem_ok) == len(mem) else None
+            rows.sort(key=lambda r: r.seq_len)
+            ts, ms, mem = [r.seq_len for r in rows], [r.median_ms for r in rows], [r.peak_mem_bytes for r in rows]
+            mem_slope = loglog_slope(ts, mem) if all(mem) else None
             series.append(
                 RecordedSeries(
                     run.label, impl, dtype, batch, heads, head_dim, causal, ts, ms, mem, loglog_slope(ts, ms), mem_slope

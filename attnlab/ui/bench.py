@@ -1,58 +1,29 @@
-"""Streamlit pieces of the Benchmark page: URL parsers for lists, the device line, a result set drawn as
-charts + table + downloads, and the recorded GPU results."""
+"""Drawing a set of benchmark results: device line, refusals by the memory cap, charts, statuses, table, downloads.
+
+The Benchmark page draws its own run and the recorded GPU runs through `draw_results`, so both read
+the same way. Rows are `ResultRow`s; only measured values are drawn.
+"""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 import pandas as pd
 import streamlit as st
 import torch
 
 from attnlab.bench import results as recorded
-from attnlab.bench.harness import device_name
-from attnlab.bench.limits import (
-    MATRIX_COPIES,
-    MEMORY_CAP_BYTES,
-    as_dtype,
-    attention_matrix_bytes,
-    estimated_peak_bytes,
-    format_bytes,
-    memory_cap_message,
-)
+from attnlab.bench.env import device_name
+from attnlab.bench.limits import MEMORY_CAP_BYTES, as_dtype, attention_matrix_bytes, estimated_peak_bytes, format_bytes
 from attnlab.bench.peaks import known_peak_tflops, peak_share
-from attnlab.figures_bench import memory_figure, tflops_figure, time_figure
-from attnlab.params import Invalid
+from attnlab.bench.row import ResultRow
+from attnlab.figures.bench import memory_figure, tflops_figure, time_figure
 from attnlab.ui.i18n import t
-from attnlab.ui.widgets import chart, md_escape
+from attnlab.ui.text import code
+from attnlab.ui.widgets import chart
 
 SEQ_OPTIONS: tuple[int, ...] = tuple(2**i for i in range(4, 15))  # 16 .. 16384
-
-
-def list_of(options: Sequence, default: Sequence, convert: Callable[[str], object] = str) -> Callable[[str], list]:
-    """A URL parser for a comma list whose items must be among `options`; unknown items are dropped (and said)."""
-
-    def parse(raw: str) -> list:
-        items = [s.strip().lower() for s in str(raw).split(",") if s.strip()]
-        good, bad = [], []
-        for item in items:
-            try:
-                value = convert(item)
-            except ValueError:
-                value = None
-            (good if value in options and value not in good else bad).append(value if value in options else item)
-        good = [o for o in options if o in good]  # canonical order
-        if bad or not good:
-            raise Invalid("not_choice", good or list(default), options=", ".join(str(o) for o in options))
-        return good
-
-    return parse
-
-
-def dump_list(values: Sequence) -> str:
-    """A list travels as a comma list in the URL."""
-    return ",".join(str(v) for v in values)
 
 
 def on_gpu() -> bool:
@@ -66,142 +37,144 @@ def device_line(dtype: str) -> None:
         name = torch.cuda.get_device_name(0)
         peak = known_peak_tflops(name, dtype)
         text = (
-            t("benchmark.device_gpu", name=md_escape(name), peak=f"{peak:g}", dtype=dtype)
+            t("benchmark.device_gpu", name=code(name), peak=f"{peak:g}", dtype=dtype)
             if peak
-            else t("benchmark.device_gpu_unknown", name=md_escape(name))
+            else t("benchmark.device_gpu_unknown", name=code(name))
         )
         st.success(text, icon=":material/memory:")
     else:
         name = device_name(torch.device("cpu")).removeprefix("CPU: ")
-        st.info(t("benchmark.device_cpu", name=md_escape(name)), icon=":material/computer:")
+        st.info(t("benchmark.device_cpu", name=code(name)), icon=":material/computer:")
 
 
-def refusals(batch: int, heads: int, seq_lens: Sequence[int], dtype: str, impls: Sequence[str]) -> dict[int, str]:
-    """{T: translated reason} for each length whose memory would pass the cap (CPU-only hosts)."""
+def refusals(
+    batch: int, heads: int, head_dim: int, seq_lens: Sequence[int], dtype: str, impls: Sequence[str]
+) -> dict[int, str]:
+    """{T: translated reason} for each length whose estimated memory would pass the cap (CPU-only hosts)."""
     if on_gpu():
         return {}
     out = {}
     for seq in seq_lens:
-        if memory_cap_message(batch, heads, seq, dtype, impls=tuple(impls)) is None:
+        need = estimated_peak_bytes(batch, heads, seq, dtype, tuple(impls), head_dim)
+        if need <= MEMORY_CAP_BYTES:
             continue
-        matrix = attention_matrix_bytes(batch, heads, seq, seq, dtype)
-        need = estimated_peak_bytes(batch, heads, seq, dtype, tuple(impls))
-        hungry = [i for i in impls if MATRIX_COPIES.get(i, 0) * matrix > MEMORY_CAP_BYTES]
-        extra = t("benchmark.cap_extra", impls=", ".join(hungry), need=format_bytes(need)) if need > matrix else ""
         out[seq] = t(
             "benchmark.cap_refused",
             t=seq,
+            need=format_bytes(need),
             shape=f"{batch} × {heads} × {seq} × {seq}",
             dtype=str(as_dtype(dtype)).removeprefix("torch."),
-            matrix=format_bytes(matrix),
-            extra=extra,
+            matrix=format_bytes(attention_matrix_bytes(batch, heads, seq, seq, dtype)),
             cap=format_bytes(MEMORY_CAP_BYTES),
         )
     return out
 
 
 def _num(x: float | None, spec: str) -> str:
+    """A measured number, or blank where nothing was measured."""
     return "" if x is None else format(x, spec)
 
 
-def results_frame(doc: dict) -> pd.DataFrame:
-    """The result rows as a table with translated headers; blank where nothing was measured."""
-    env = doc["env"]
-    rows = []
-    for r in doc["results"]:
-        share = peak_share(r, env)
-        rows.append(
+def results_frame(rows: Sequence[ResultRow], env: dict) -> pd.DataFrame:
+    """The rows as a table with translated headers; blank where nothing was measured."""
+    share_col = t("benchmark.col_share")
+    frame = pd.DataFrame(
+        [
             {
-                t("benchmark.col_impl"): r["impl"],
-                t("benchmark.col_dtype"): r["dtype"],
-                "T": r["seq_len"],
-                t("benchmark.col_median"): _num(r["median_ms"], ".4g"),
-                "p20 ms": _num(r["p20_ms"], ".4g"),
-                "p80 ms": _num(r["p80_ms"], ".4g"),
-                "TFLOP/s": _num(r["tflops"], ".4g"),
-                t("benchmark.col_share"): _num(share, ".1%"),
-                t("benchmark.col_mem"): "" if r["peak_mem_bytes"] is None else format_bytes(r["peak_mem_bytes"]),
-                t("benchmark.col_err"): _num(r["max_abs_err"], ".1e"),
-                t("benchmark.col_status"): r["status"],
+                t("benchmark.col_impl"): r.impl,
+                t("benchmark.col_dtype"): r.dtype,
+                "T": r.seq_len,
+                t("benchmark.col_median"): _num(r.median_ms, ".4g"),
+                "p20 ms": _num(r.p20_ms, ".4g"),
+                "p80 ms": _num(r.p80_ms, ".4g"),
+                "TFLOP/s": _num(r.tflops, ".4g"),
+                share_col: _num(peak_share(r.dtype, r.tflops, env), ".1%"),
+                t("benchmark.col_mem"): "" if r.peak_mem_bytes is None else format_bytes(r.peak_mem_bytes),
+                t("benchmark.col_err"): _num(r.max_abs_err, ".1e"),
+                t("benchmark.col_status"): r.status,
             }
-        )
-    frame = pd.DataFrame(rows)
-    share = t("benchmark.col_share")
-    if not frame.empty and not frame[share].astype(bool).any():  # no known peak: no empty column
-        frame = frame.drop(columns=share)
+            for r in rows
+        ]
+    )
+    if not frame.empty and not frame[share_col].astype(bool).any():  # no known peak: no empty column
+        frame = frame.drop(columns=share_col)
     return frame
 
 
-def csv_text(doc: dict) -> str:
-    """Every result row with its raw numbers (and the share of peak when known), as CSV."""
-    frame = pd.DataFrame([{**r, "peak_share": peak_share(r, doc["env"])} for r in doc["results"]])
-    return frame.to_csv(index=False)
+def csv_text(rows: Sequence[ResultRow], env: dict) -> str:
+    """Every row with its raw numbers (and the share of peak when known), as CSV."""
+    table = [{**r.to_dict(), "peak_share": peak_share(r.dtype, r.tflops, env)} for r in rows]
+    return pd.DataFrame(table).to_csv(index=False)
 
 
-def statuses(rows: Sequence[dict]) -> None:
-    """Rows that could not run, said plainly: unsupported as information, out-of-memory as a warning."""
-    unsupported = {}
+def statuses(rows: Sequence[ResultRow]) -> None:
+    """Rows that could not run, said plainly: unsupported as information (PyTorch's words apart), oom as a warning."""
+    unsupported: dict[tuple[str, str], list[ResultRow]] = {}
     for r in rows:
-        if r["status"].startswith("unsupported: "):
-            unsupported.setdefault((r["impl"], r["status"].removeprefix("unsupported: ")), []).append(r)
+        if r.unsupported_reason is not None:
+            unsupported.setdefault((r.impl, r.unsupported_reason), []).append(r)
     for (impl, why), rs in unsupported.items():
-        lengths = ", ".join(str(r["seq_len"]) for r in rs)
-        dtypes = ", ".join(sorted({r["dtype"] for r in rs}))
-        st.info(
-            t("benchmark.unsupported", impl=impl, dtype=dtypes, lengths=lengths, why=md_escape(why)),
-            icon=":material/info:",
-        )
-    oom = [r for r in rows if r["status"] == "oom"]
+        lengths = ", ".join(str(r.seq_len) for r in rs)
+        dtypes = ", ".join(sorted({r.dtype for r in rs}))
+        st.info(t("benchmark.unsupported", impl=impl, dtype=dtypes, lengths=lengths), icon=":material/info:")
+        st.caption(t("common.library_said", detail=code(why, 300)))
+    oom = [r for r in rows if r.status == "oom"]
     if oom:
-        what = ", ".join(f"{r['impl']} T={r['seq_len']}" for r in oom)
-        st.warning(t("benchmark.oom", what=what), icon=":material/warning:")
+        st.warning(
+            t("benchmark.oom", what=", ".join(f"{r.impl} T={r.seq_len}" for r in oom)), icon=":material/warning:"
+        )
 
 
-def draw_results(doc: dict, key: str, downloads: bool = True) -> None:
-    """Time, memory and TFLOP/s charts, the status notes and the table of one result set."""
-    rows = doc["results"]
+def charts(rows: Sequence[ResultRow], env: dict, key: str) -> None:
+    """Time, memory and TFLOP/s against T, one line per implementation."""
     names = dict(causal_names=(t("benchmark.causal_short"), t("benchmark.full_short")))
-    x_title = t("benchmark.axis_t")
-    if not any(r["status"] == "ok" for r in rows):
-        st.warning(t("benchmark.nothing_ok"), icon=":material/warning:")
+    x_title, slope = t("benchmark.axis_t"), t("common.slope")
+    left, right = st.columns(2)
+    with left:
+        chart(
+            time_figure(rows, t("benchmark.time_title"), x_title, t("benchmark.axis_ms"), slope, **names), f"{key}.time"
+        )
+    with right:
+        fig = memory_figure(rows, t("benchmark.mem_title"), x_title, t("benchmark.axis_bytes"), slope, **names)
+        chart(fig, f"{key}.mem")
+    peaks = env.get("peak_tflops") or {}
+    fig = tflops_figure(rows, t("benchmark.tflops_title"), x_title, "TFLOP/s", peaks, t("benchmark.of_peak"), **names)
+    chart(fig, f"{key}.tflops")
+    st.caption(t("benchmark.read_charts"))
+
+
+def downloads(rows: Sequence[ResultRow], env: dict, key: str) -> None:
+    """The result set as CSV and as the CLI's JSON document."""
+    left, right, _ = st.columns([1, 1, 3])
+    left.download_button(
+        t("benchmark.download_csv"),
+        csv_text(rows, env),
+        file_name="attnlab-bench.csv",
+        mime="text/csv",
+        icon=":material/download:",
+        key=f"{key}.csv",
+    )
+    document = {"env": env, "results": [r.to_dict() for r in rows]}
+    right.download_button(
+        t("benchmark.download_json"),
+        json.dumps(document, indent=1),
+        file_name="attnlab-bench.json",
+        mime="application/json",
+        icon=":material/download:",
+        key=f"{key}.json",
+    )
+
+
+def draw_results(rows: Sequence[ResultRow], env: dict, key: str, with_downloads: bool = True) -> None:
+    """Charts, the status notes and the table of one result set."""
+    if any(r.ok for r in rows):
+        charts(rows, env, key)
     else:
-        left, right = st.columns(2)
-        with left:
-            fig = time_figure(
-                rows, t("benchmark.time_title"), x_title, t("benchmark.axis_ms"), t("benchmark.slope"), **names
-            )
-            chart(fig, f"{key}.time")
-        with right:
-            fig = memory_figure(
-                rows, t("benchmark.mem_title"), x_title, t("benchmark.axis_bytes"), t("benchmark.slope"), **names
-            )
-            chart(fig, f"{key}.mem")
-        peaks = doc["env"].get("peak_tflops") or {}
-        fig = tflops_figure(
-            rows, t("benchmark.tflops_title"), x_title, "TFLOP/s", peaks, t("benchmark.of_peak"), **names
-        )
-        chart(fig, f"{key}.tflops")
-        st.caption(t("benchmark.read_charts"))
+        st.warning(t("benchmark.nothing_ok"), icon=":material/warning:")
     statuses(rows)
-    st.dataframe(results_frame(doc), hide_index=True, width="stretch")
-    if downloads:
-        left, right, _ = st.columns([1, 1, 3])
-        left.download_button(
-            t("benchmark.download_csv"),
-            csv_text(doc),
-            file_name="attnlab-bench.csv",
-            mime="text/csv",
-            icon=":material/download:",
-            key=f"{key}.csv",
-        )
-        right.download_button(
-            t("benchmark.download_json"),
-            json.dumps(doc, indent=1),
-            file_name="attnlab-bench.json",
-            mime="application/json",
-            icon=":material/download:",
-            key=f"{key}.json",
-        )
+    st.dataframe(results_frame(rows, env), hide_index=True, width="stretch")
+    if with_downloads:
+        downloads(rows, env, key)
 
 
 def recorded_runs() -> tuple[list[recorded.RecordedRun], list[str]]:
@@ -210,8 +183,6 @@ def recorded_runs() -> tuple[list[recorded.RecordedRun], list[str]]:
 
 
 def env_caption(env: dict, path_name: str) -> str:
-    """Where a recorded file's numbers came from, as one line of plain text."""
+    """Where a recorded file's numbers came from, as one line."""
     cuda = env.get("cuda") or "-"
-    return t(
-        "benchmark.recorded_env", file=md_escape(path_name), cuda=md_escape(str(cuda)), date=md_escape(str(env["date"]))
-    )
+    return t("benchmark.recorded_env", file=code(path_name), cuda=code(cuda), date=code(str(env["date"])[:19]))

@@ -57,11 +57,14 @@ def number(page: PageState, name: str, label: str, *, where: Any = st, step: flo
     )
 
 
-def slider(page: PageState, name: str, label: str, *, where: Any = st, step: float | None = None, **kw) -> Any:
-    """A slider over the range of its Param."""
+def slider(
+    page: PageState, name: str, label: str, *, where: Any = st, step: float | None = None, hi: float | None = None, **kw
+) -> Any:
+    """A slider over the range of its Param (up to `hi` when the end depends on other settings)."""
     param = page.params[name]
     cast = int if isinstance(param.default, int) else float
-    return where.slider(label, cast(param.lo), cast(param.hi), step=cast(step or 1), **_bound(page, name), **kw)
+    top = cast(param.hi if hi is None else hi)
+    return where.slider(label, cast(param.lo), top, step=cast(step or 1), **_bound(page, name), **kw)
 
 
 def toggle(page: PageState, name: str, label: str, *, where: Any = st, **kw) -> bool:

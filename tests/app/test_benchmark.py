@@ -9,7 +9,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import attnlab.bench.results as recorded
-from attnlab.bench import MEMORY_CAP_BYTES, format_bytes
+from attnlab.bench import MEMORY_CAP_BYTES, estimated_peak_bytes, format_bytes
 from attnlab.ui.i18n import catalog
 from tests.app.charts import _decode, figures
 from tests.app.conftest import assert_clean, open_page, texts
@@ -58,6 +58,7 @@ def test_before_a_run_the_page_shows_device_settings_and_no_recordings(lang):
         "impls": "explicit,tiled,sdpa,sdpa-math,sdpa-flash",
         "seq": "64,128,256,512",
         "lang": lang,
+        "palette": "default",
     }
 
 
@@ -111,7 +112,8 @@ def test_the_cap_counts_what_each_implementation_holds():
     # T=4096, H=2, float32: one matrix is 128 MiB; explicit keeps about 9 of them, sdpa only O(T)
     at = visit(seq="4096", heads="2", impls="explicit,sdpa")
     warning = texts(at, "warning")[0]
-    assert "128.0 MiB" in warning and "explicit" in warning and "1.1 GiB" in warning
+    need = format_bytes(estimated_peak_bytes(1, 2, 4096, "float32", ("explicit", "sdpa"), head_dim=64))
+    assert "128.0 MiB" in warning and need in warning and CAP in warning
     at = visit(seq="4096", heads="2", impls="tiled,sdpa")
     assert not texts(at, "warning")
 
@@ -183,14 +185,16 @@ def test_recorded_results_are_drawn_with_their_label(no_recordings, lang):
     assert_clean(at)
     label = "NVIDIA H100 80GB HBM3 · torch 2.5.1+cu124 · 2025-01-02"
     assert any(label in m.value.replace("\\", "") for m in at.markdown)
-    assert any("CUDA 12.4" in c.value.replace("\\", "") for c in at.caption)
+    assert any("CUDA `12.4`" in c.value for c in at.caption)
     assert catalog(lang)["benchmark.no_recorded"] not in texts(at, "info")
-    assert any("broken.json" in w.replace("\\", "") for w in texts(at, "warning"))
+    assert catalog(lang)["benchmark.recorded_skipped"] in texts(at, "warning")
+    assert any("`broken.json:" in c for c in texts(at, "caption"))  # which file and why, as written
     figs = figures(at)
     assert len(figs) == 3
     flash = next(tr for tr in figs[0]["data"] if tr["name"].startswith("sdpa-flash"))
     assert list(_decode(flash["y"])) == pytest.approx([0.05, 0.15])  # exactly the recorded numbers
-    assert "no cuDNN" in " ".join(texts(at, "info"))
+    assert any("sdpa-cudnn" in i for i in texts(at, "info"))
+    assert any("`no cuDNN`" in c for c in texts(at, "caption"))  # PyTorch's reason, verbatim and apart
     table = at.dataframe[0].value
     assert len(table) == 5 and catalog(lang)["benchmark.col_share"] in table.columns  # share of a known peak
     assert at.query_params["rec"] == "h100-d64" and at.query_params["rdtype"] == "float16"

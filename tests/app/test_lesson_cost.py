@@ -26,9 +26,8 @@ def test_cost_live_slopes_and_no_invented_gpu_numbers(lang, gpu_dir):
     assert [int(x) for x in at.dataframe[0].value.iloc[:, 0]] == lens
     counted = [3 * t * t * 4 + t * 64 * 4 for t in lens]
     assert metric(at, lang, "lesson_cost.slope_mem") == f"{cost.loglog_slope(lens, counted):.2f}"
-    time_slope = float(metric(at, lang, "lesson_cost.slope_time"))
-    assert 1.0 < time_slope < 3.0  # ~2 on a quiet machine; loose because other work shares the CPU
-    assert float(metric(at, lang, "lesson_cost.spent").split()[0]) < 2.0
+    times = [float(x) for x in at.dataframe[0].value.iloc[:, 1]]
+    assert metric(at, lang, "lesson_cost.slope_time") == f"{cost.loglog_slope(lens, times):.2f}"  # fitted, not typed
     assert catalog(lang)["lesson_cost.gpu_none"] in texts(at, "info")
     assert len(at.get("plotly_chart")) == 3  # time, memory, RNN: no GPU chart without recorded data
     assert at.dataframe[1].value.values.tolist() == [["512", "1"], ["511", "1"], ["2.68e+08", "5.37e+08"]]
@@ -78,7 +77,8 @@ def test_cost_shows_recorded_gpu_results_with_their_label(gpu_dir):
     (gpu_dir / "broken.json").write_text("{not json")
     at = open_page("views/lesson_cost.py", lang="en")
     assert_clean(at)
-    assert any("broken\\.json" in w for w in texts(at, "warning"))  # md-escaped file name
+    assert catalog("en")["lesson_cost.gpu_skipped"] in texts(at, "warning")
+    assert any("`broken.json:" in c for c in texts(at, "caption"))  # which file and why, verbatim
     assert "Fixture GPU · torch 9.9 · 2000-01-01" in at.selectbox(key="lcost.rec").options[0]
     gpu_time, gpu_mem = figures(at)[2], figures(at)[3]
     assert [tr["name"] for tr in gpu_mem["data"]] == ["explicit (slope 2.00)", "sdpa-flash (slope 1.00)"]

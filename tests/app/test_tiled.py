@@ -52,7 +52,9 @@ def test_default_walkthrough_in_both_languages(lang):
     table = at.dataframe[0].value
     assert list(table.iloc[:, 1]) == ["−∞"] * 3  # m before the first tile
     assert [float(x) for x in table.iloc[:, 2]] == pytest.approx(scores[0:3, 0:2].max(1).values.tolist(), abs=1e-4)
-    assert dict(at.query_params) == dict(T="6", d="4", bq="3", bk="2", causal="false", seed="0", step="1", lang=lang)
+    assert dict(at.query_params) == dict(
+        T="6", d="4", bq="3", bk="2", causal="false", seed="0", step="1", lang=lang, palette="default"
+    )
     assert cat["tiled.not_yet"].format(rows=0, t=6) in [c.value for c in at.caption]
 
 
@@ -104,5 +106,7 @@ def test_bad_url_values_are_named_and_replaced(lang):
     for needle in ("T=0", "d=abc", "bq=2.5", "causal=maybe", "seed=1e999", "500"):
         assert any(needle in w for w in warnings), needle
     # T clamps to 1, d and bq fall back to their defaults: one query block x one key block = 1 step
-    assert dict(at.query_params) == dict(T="1", d="4", bq="3", bk="2", causal="false", seed="0", step="1", lang=lang)
+    assert dict(at.query_params) == dict(
+        T="1", d="4", bq="3", bk="2", causal="false", seed="0", step="1", lang=lang, palette="default"
+    )
     assert len(texts(at, "success")) == 1  # a single step is also the last: the outputs are compared

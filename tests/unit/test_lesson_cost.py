@@ -18,15 +18,44 @@ def test_seq_lens_and_slope_fit():
     assert cost.loglog_slope([64], [1.0]) is None
 
 
-def test_live_measurement_is_quick_and_memory_grows_like_t_squared():
+def test_live_measurement_counts_memory_that_grows_like_t_squared():
     run = cost.measure_live(cost.seq_lens(32, 256), head_dim=16, budget_s=0.5)
-    assert run.seconds < 2.0
     assert [p.seq_len for p in run.points] == [32, 64, 128, 256]
     assert all(p.median_ms > 0 and p.reps >= 1 for p in run.points)
     p = run.points[-1]
     assert p.bytes == 3 * 256 * 256 * 4 + 256 * 16 * 4  # three T x T float32 matrices and the output
     slope = cost.loglog_slope([p.seq_len for p in run.points], [p.bytes for p in run.points])
     assert 1.8 < slope <= 2.0
+
+
+class FakeClock:
+    """perf_counter that advances only when the explicit path runs: T^2 microseconds a call."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def attention(self, q, k, v):
+        self.now += q.size(0) ** 2 * 1e-6
+        return torch.zeros(1), 0
+
+
+def test_the_time_budget_shares_itself_out_and_skips_what_does_not_fit(monkeypatch):
+    clock = FakeClock()
+    monkeypatch.setattr(cost.time, "perf_counter", clock)
+    monkeypatch.setattr(cost, "explicit_attention", clock.attention)
+    run = cost.measure_live([64, 128, 256], head_dim=8, budget_s=1.0, max_reps=7)
+    assert [p.reps for p in run.points] == [7, 7, 7]  # every size fits its share: all repetitions
+    assert [p.median_ms for p in run.points] == pytest.approx([4.096, 16.384, 65.536])
+    clock.now = 0.0
+    run = cost.measure_live([256, 1024, 2048, 4096], head_dim=8, budget_s=1.0, max_reps=7)
+    # T=1024 costs 1.05 s a call: its warm-up and one timed call take the run past 1.5 x the budget
+    assert [p.seq_len for p in run.points] == [256, 1024] and run.skipped == [2048, 4096]
+    assert [p.reps for p in run.points] == [3, 1]  # 256: warm-up + 3 calls pass its 0.25 s share
+    assert all(p.reps >= 1 for p in run.points)  # a size that is measured gets at least one timed call
+    assert run.seconds == pytest.approx(clock.now)
 
 
 def test_explicit_path_matches_sdpa():

@@ -147,3 +147,33 @@ def test_memory_grows_with_t_not_t_squared():
         live += n
         peak = max(peak, live)
     assert 0 < peak < t * t * 4 / 8
+
+
+def test_step_stats_follow_the_running_max_and_sum_of_each_block():
+    from attnlab.tiled import step_stats
+
+    gen = torch.Generator().manual_seed(3)
+    q, k, v = (torch.randn(5, 3, generator=gen, dtype=torch.float64) for _ in range(3))
+    trace = tiled_trace(q, k, v, block_q=2, block_k=2)
+    scores = (q @ k.T) * trace.scale
+    for s, step in enumerate(trace.steps, start=1):
+        (r0, r1), (_, c1) = step.q_rows, step.k_cols
+        m = scores[r0:r1, :c1].amax(1)  # every key seen so far by this query block
+        sums = torch.exp(scores[r0:r1, :c1] - m[:, None]).sum(1)
+        for stats, m_i, l_i in zip(step_stats(trace, s), m.tolist(), sums.tolist(), strict=True):
+            assert stats.m_after == pytest.approx(m_i) and stats.l_after == pytest.approx(l_i)
+            if step.k_block == 0:
+                assert stats.alpha is None and stats.l_before == 0.0  # the first tile of a block starts from nothing
+            else:
+                assert stats.alpha == pytest.approx(torch.exp(torch.tensor(stats.m_before - stats.m_after)).item())
+
+
+def test_the_output_assembled_so_far_ends_as_the_full_output():
+    from attnlab.tiled import assembled
+
+    gen = torch.Generator().manual_seed(4)
+    q, k, v = (torch.randn(5, 3, generator=gen, dtype=torch.float64) for _ in range(3))
+    trace = tiled_trace(q, k, v, block_q=2, block_k=3)
+    first = assembled(trace, 1)
+    assert torch.isnan(first[2:]).all() and not torch.isnan(first[:2]).any()
+    torch.testing.assert_close(assembled(trace, len(trace.steps)), trace.output)
