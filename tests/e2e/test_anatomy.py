@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.e2e.conftest import chart_count, main_text, no_exception, open_app, settle
+from tests.e2e.conftest import chart_count, main_text, no_exception, open_app, rerun
 
 pytestmark = pytest.mark.e2e
 
@@ -16,8 +16,7 @@ def test_multihead_renders_in_chinese_and_dropout_adds_a_chart(page, server):
     assert "拆开看多头注意力" in text and "与 PyTorch 一致" in text
     box = page.locator('[data-testid="stTextInput"] input').nth(1)  # 0: the Playground's text, 1: dropout p
     box.fill("0.5")
-    box.press("Enter")
-    settle(page)
+    rerun(page, lambda: box.press("Enter"))
     assert "p=0.5" in page.url and "heads=4" in page.url
     assert chart_count(page) == 13 and no_exception(page)
 
@@ -40,10 +39,9 @@ def test_neuron_thinking_machines_numbers(page, server):
 
 def test_playground_token_chip_opens_the_neuron_view(page, server):
     open_app(page, server, "/?text=I+like+you&d_model=4")
-    page.locator('[data-testid="stMain"] [data-testid="stButtonGroup"] button').filter(has_text="like").first.click()
-    settle(page)
-    page.locator('[data-testid="stPageLink-NavLink"]').filter(has_text="Neuron").first.click()
-    settle(page)
+    chip = page.locator('[data-testid="stMain"] [data-testid="stButtonGroup"] button').filter(has_text="like").first
+    rerun(page, chip.click)
+    rerun(page, page.locator('[data-testid="stPageLink-NavLink"]').filter(has_text="Neuron").first.click)
     assert "/neuron" in page.url and "q=1" in page.url and "text=I+like+you" in page.url and "d_model=4" in page.url
     assert "Query like (position 1)" in main_text(page)
     assert chart_count(page) == 5 and no_exception(page)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.e2e.conftest import chart_count, metric_value, no_exception, open_app, settle
+from tests.e2e.conftest import chart_count, metric_value, no_exception, open_app, rerun, settle
 
 pytestmark = pytest.mark.e2e
 
@@ -27,8 +27,7 @@ def test_dictionary_weight_edit_updates_the_sum_and_the_link(page, server):
     assert metric_value(page, "Looked-up value") == "8"
     box = page.locator('[data-testid="stNumberInput"]').filter(has_text="chair").nth(1).locator("input")
     box.fill("0.5")
-    box.press("Enter")
-    settle(page)
+    rerun(page, lambda: box.press("Enter"))
     assert metric_value(page, "Looked-up value") == "9"  # 0.6*10 + 0.4*5 + 0.5*2
     assert "w_chair=0.5" in page.url
 
@@ -41,8 +40,7 @@ def test_shared_links_reproduce_positions_and_masking(page, server):
     assert float(metric_value(page, "最大差值（有位置编码）")) > 1e-3
     open_app(page, server, "/masking?lang=en&dtype=bfloat16&fill=-1e9")
     assert metric_value(page, "Stored as") == "-998244352"
-    page.get_by_text("float16", exact=True).first.click()
-    settle(page)
+    rerun(page, page.get_by_text("float16", exact=True).first.click)
     assert metric_value(page, "Stored as") == "-inf"
     assert page.get_by_text("masked_fill refuses").is_visible()
     assert "dtype=float16" in page.url

@@ -5,16 +5,14 @@ from __future__ import annotations
 
 import pytest
 
-from tests.e2e.conftest import chart_count, chart_text, metric_value, no_exception, open_app, settle
+from tests.e2e.conftest import chart_count, chart_text, metric_value, no_exception, open_app, rerun
 
 pytestmark = pytest.mark.e2e
 TINY = "seq=16,32&heads=1&head_dim=8&impls=explicit,tiled,sdpa"
 
 
 def run(tab) -> None:
-    tab.locator('[data-testid="stBaseButton-primary"]').click()  # the page's only primary button
-    tab.wait_for_timeout(500)
-    settle(tab)
+    rerun(tab, tab.locator('[data-testid="stBaseButton-primary"]').click)  # the page's only primary button
 
 
 def test_benchmark_runs_and_draws_then_a_new_setting_redraws(page, server):
@@ -24,8 +22,7 @@ def test_benchmark_runs_and_draws_then_a_new_setting_redraws(page, server):
     assert chart_count(page) == 3
     assert "explicit" in chart_text(page, 0) and "16|32" in chart_text(page, 0)
     assert page.get_by_role("button", name="Table as CSV").is_visible()
-    page.get_by_text("Causal mask").click()
-    settle(page)
+    rerun(page, page.get_by_text("Causal mask").click)
     assert "causal=true" in page.url and chart_count(page) == 3  # the measured run stays on screen
     run(page)
     assert page.get_by_text("B=1, H=1, d=8, causal", exact=False).is_visible()
@@ -36,8 +33,7 @@ def test_tiled_walkthrough_steps_and_a_shared_link_reproduces_it(browser, page, 
     open_app(page, server, "/tiled?T=5&d=3&bq=2&bk=2&causal=true&seed=7&step=8&lang=zh")
     assert chart_count(page) == 4
     before = chart_text(page, 0)
-    page.get_by_role("button", name="下一步").click()
-    settle(page)
+    rerun(page, page.get_by_role("button", name="下一步").click)
     assert "step=9" in page.url and "lang=zh" in page.url
     assert chart_text(page, 0) != before  # the next tile
     assert page.get_by_text("两个输出一致", exact=False).is_visible()  # the last step compares the outputs
