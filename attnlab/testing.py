@@ -8,11 +8,13 @@ Playwright page, duck-typed, so this module imports no browser library.
 from __future__ import annotations
 
 import contextlib
+import os
 import socket
 import subprocess
 import sys
 import time
 import urllib.request
+import weakref
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,15 +32,6 @@ SETTLED = """() => {
         && document.querySelector('[data-testid="stMain"]')?.innerText.trim().length > 0
         && drawn >= charts;
 }"""
-WATCH_RUNS = """() => {
-    const app = document.querySelector('[data-test-script-state]');
-    window.__attnlabRuns = 0;
-    new MutationObserver(() => {
-        if (app.getAttribute('data-test-script-state') === 'running') window.__attnlabRuns += 1;
-    }).observe(app, {attributes: true, attributeFilter: ['data-test-script-state']});
-}"""
-
-
 def free_port() -> int:
     """A TCP port nobody listens on right now."""
     with socket.socket() as s:
@@ -66,13 +59,19 @@ def wait_healthy(url: str, timeout_s: float = 120.0) -> bool:
 
 
 @contextlib.contextmanager
-def serve_app(log_name: str = ".e2e-server.log", *args: str) -> Iterator[Served]:
-    """`streamlit run app.py` on a free localhost port; yields a `Served` once it is healthy, stops it after."""
+def serve_app(
+    log_name: str = ".e2e-server.log", *args: str, env: dict[str, str] | None = None, root: Path = ROOT
+) -> Iterator[Served]:
+    """`streamlit run app.py` on a free localhost port; yields a `Served` once it is healthy, stops it after.
+
+    `args` go to `streamlit run` (e.g. "--runner.postScriptGC=true"); `env` replaces the server's
+    environment; `root` serves another checkout (to compare revisions).
+    """
     port = free_port()
     command = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true"]
     command += ["--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"]
     with open(ROOT / log_name, "w") as log:
-        proc = subprocess.Popen([*command, *args], cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen([*command, *args], cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT)
         url = f"http://127.0.0.1:{port}"
         try:
             if not wait_healthy(url):
@@ -83,21 +82,73 @@ def serve_app(log_name: str = ".e2e-server.log", *args: str) -> Iterator[Served]
             proc.wait(timeout=20)
 
 
+STATE = """() => ({
+    script: document.querySelector('[data-test-script-state]')?.getAttribute('data-test-script-state'),
+    skeletons: document.querySelectorAll('[data-testid="stSkeleton"]').length,
+    stale: document.querySelectorAll('[data-stale="true"]').length,
+    charts: document.querySelectorAll('[data-testid="stPlotlyChart"]').length,
+    drawn: document.querySelectorAll('[data-testid="stPlotlyChart"] .main-svg').length,
+})"""
+
+
 def settle(tab, timeout: float = 60_000) -> None:
     """Wait until the script has finished, nothing is stale or loading, and every chart has drawn."""
     tab.wait_for_selector('[data-test-connection-state="CONNECTED"]', timeout=timeout)
-    tab.wait_for_function(SETTLED, timeout=timeout)
+    _wait(tab, SETTLED, timeout)
+
+
+def _wait(tab, condition: str, timeout: float) -> None:
+    """wait_for_function, and on a timeout say what the page looked like instead."""
+    try:
+        tab.wait_for_function(condition, timeout=timeout)
+    except Exception as exc:
+        raise TimeoutError(f"the page did not settle: {tab.evaluate(STATE)}") from exc
+
+
+_SOCKETS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # tab -> the app's websocket
+
+
+def watch(tab) -> None:
+    """Keep hold of the app's websocket on this tab (call before the tab loads the app), for `rerun`."""
+    if tab not in _SOCKETS:
+        _SOCKETS[tab] = None
+        tab.on("websocket", lambda ws: _SOCKETS.__setitem__(tab, ws))
+
+
+def finished(payload: bytes | str) -> bool:
+    """Whether a websocket message is the server saying a script run finished."""
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+    return isinstance(payload, bytes) and ForwardMsg.FromString(payload).WhichOneof("type") == "script_finished"
 
 
 def rerun(tab, action: Callable[[], object], timeout: float = 60_000) -> None:
-    """Do `action` (a click, a typed value) and wait for the script run it triggers to finish and draw."""
-    tab.evaluate(WATCH_RUNS)
-    action()
-    tab.wait_for_function("() => window.__attnlabRuns > 0", timeout=timeout)
+    """Do `action` (a click, a typed value) and wait for the script run it triggers to finish and draw.
+
+    The run is recognised by the server's `script_finished` message: the page's own script-state
+    attribute can miss a fast run (React may apply "running" and "not running" in one render).
+    """
+    with _SOCKETS[tab].expect_event("framereceived", predicate=finished, timeout=timeout):
+        action()
+    tab.evaluate("() => new Promise(done => requestAnimationFrame(() => done()))")  # the page has handled it
     settle(tab, timeout)
 
 
 def open_app(tab, server: str, path: str = "/") -> None:
     """Load a URL of the app and wait until it has settled."""
+    watch(tab)
     tab.goto(server + path)
     settle(tab)
+
+
+def cpu_seconds(pid: int) -> float:
+    """CPU time a process has used so far, every thread counted (utime + stime from /proc)."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def rss_bytes(pid: int) -> int:
+    """Resident memory of a process now."""
+    with open(f"/proc/{pid}/status") as f:
+        return next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmRSS"))

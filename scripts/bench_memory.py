@@ -44,8 +44,17 @@ def measure(case: tuple) -> dict:
     done = subprocess.run([sys.executable, "-c", CHILD, json.dumps(case)], capture_output=True, text=True, check=True)
     grown = int(done.stdout.strip().splitlines()[-1])
     estimate = estimated_peak_bytes(batch, heads, t, dtype, tuple(impls), head_dim=d)
-    return {"impls": list(impls), "B": batch, "H": heads, "T": t, "d": d, "dtype": dtype,
-            "rss_growth_bytes": grown, "estimate_bytes": estimate, "estimate_holds": estimate >= grown}
+    return {
+        "impls": list(impls),
+        "B": batch,
+        "H": heads,
+        "T": t,
+        "d": d,
+        "dtype": dtype,
+        "rss_growth_bytes": grown,
+        "estimate_bytes": estimate,
+        "estimate_holds": estimate >= grown,
+    }
 
 
 def main() -> int:
@@ -54,9 +63,11 @@ def main() -> int:
     args = ap.parse_args()
     rows = [measure(case) for case in CASES]
     for r in rows:
-        print(f"{'+'.join(r['impls']):<48} B={r['B']} H={r['H']:<3} T={r['T']:<5} d={r['d']:<4} {r['dtype']:<8} "
-              f"grew {format_bytes(r['rss_growth_bytes']):>10}  estimate {format_bytes(r['estimate_bytes']):>10}  "
-              f"{'ok' if r['estimate_holds'] else 'UNDER'}")
+        print(
+            f"{'+'.join(r['impls']):<48} B={r['B']} H={r['H']:<3} T={r['T']:<5} d={r['d']:<4} {r['dtype']:<8} "
+            f"grew {format_bytes(r['rss_growth_bytes']):>10}  estimate {format_bytes(r['estimate_bytes']):>10}  "
+            f"{'ok' if r['estimate_holds'] else 'UNDER'}"
+        )
     if args.out:
         with open(args.out, "w") as f:
             json.dump(rows, f, indent=1)

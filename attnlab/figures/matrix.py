@@ -6,12 +6,15 @@ Plotly only through `figures.text`, which escapes it; colours come from the curr
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import plotly.graph_objects as go
 import plotly.io as pio
+from _plotly_utils.utils import to_typed_array_spec
+from plotly.basedatatypes import BaseFigure
 
 from attnlab.figures.palette import current
 from attnlab.figures.text import label, unique_labels
@@ -20,14 +23,63 @@ Kind = Literal["signed", "prob", "positive"]
 TEXT_CELLS = 160  # write each cell's value on the chart when the matrix is at most this big
 BIG_CELLS = 1024  # above this many cells a chart sends float32 instead of float64
 
+NO_TEMPLATE = go.Layout(template="none").to_plotly_json()["template"]  # Plotly's "none", spelled out
 BASE_LAYOUT = dict(
-    template="none",
+    template=NO_TEMPLATE,
     font=dict(family="Noto Sans, Noto Sans CJK SC, sans-serif", size=13),
     margin=dict(l=10, r=10, t=36, b=10),
     paper_bgcolor="rgba(0,0,0,0)",
     plot_bgcolor="rgba(0,0,0,0)",
 )
 pio.templates["attnlab"] = go.layout.Template(layout={k: v for k, v in BASE_LAYOUT.items() if k != "template"})
+pio.templates.default = "attnlab"  # every figure starts from ours: Plotly's default template costs a deep copy each
+
+
+class Prebuilt(BaseFigure):
+    """A figure handed over as the JSON it becomes: Streamlit and plotly.io read `to_dict()` as it is.
+
+    Plotly builds a figure property by property, validating each, and Streamlit then deep-copies it;
+    for a page of heatmaps that costs more than the rest of a rerun. The specs built here are valid by
+    construction (colour scales expanded, arrays typed, the template resolved), so none of that runs:
+    the object is a BaseFigure only so Streamlit and plotly.io take it as one. Read it through
+    `to_dict()` (read-only), or `figure()` for a full Plotly figure.
+    """
+
+    def __init__(self, spec: dict[str, Any]) -> None:  # no BaseFigure state is built, on purpose
+        self._spec = spec
+
+    def to_dict(self) -> dict[str, Any]:
+        """The figure's JSON structure (not a copy: treat it as read-only)."""
+        return self._spec
+
+    def to_plotly_json(self) -> dict[str, Any]:
+        """The same structure, for plotly.io."""
+        return self._spec
+
+    def figure(self) -> go.Figure:
+        """A full, validated Plotly figure of the same spec (slow: for exports and inspection)."""
+        return go.Figure(self._spec)
+
+    def __repr__(self) -> str:
+        return f"Prebuilt({len(self._spec.get('data', []))} traces)"
+
+
+@functools.cache
+def expanded_scale(scale: str | tuple) -> tuple:
+    """A colour scale as [[stop, colour], ...], the form Plotly writes (named scales such as RdBu_r resolved)."""
+    named = scale if isinstance(scale, str) else [list(stop) for stop in scale]
+    return tuple(tuple(stop) for stop in go.Heatmap(colorscale=named).colorscale)
+
+
+def colorscale(scale: str | list) -> list[list]:
+    """A palette scale ready for a prebuilt figure."""
+    key = scale if isinstance(scale, str) else tuple(tuple(stop) for stop in scale)
+    return [list(stop) for stop in expanded_scale(key)]
+
+
+def typed(a: np.ndarray) -> dict[str, str]:
+    """A numeric array as Plotly's typed-array JSON (base64), which is what a validated figure sends."""
+    return to_typed_array_spec(np.ascontiguousarray(a))
 
 
 def _zrange(m: np.ndarray, kind: Kind) -> dict:
@@ -69,14 +121,14 @@ def heatmap_traces(
     x, y = unique_labels(cols), unique_labels(rows)
     where = f"{row_name}: <b>%{{y}}</b><br>{col_name}: <b>%{{x}}</b><br>"
     value = "%{z:.3f}" if kind == "prob" else "%{z:.4g}"
-    extra = {} if hover_extra is None else {"customdata": np.array(hover_extra, dtype=object)}
+    extra = {} if hover_extra is None else {"customdata": [list(row) for row in hover_extra]}
     traces = [
         dict(
             type="heatmap",
-            z=z,
+            z=typed(z),
             x=x,
             y=y,
-            colorscale=getattr(palette, kind),
+            colorscale=colorscale(getattr(palette, kind)),
             showscale=showscale,
             texttemplate="%{z:.2f}" if text else None,
             xgap=1,
@@ -91,11 +143,11 @@ def heatmap_traces(
         traces.append(
             dict(
                 type="heatmap",
-                z=np.where(blocked, 1.0, np.nan),
+                z=typed(np.where(blocked, 1.0, np.nan)),
                 x=x,
                 y=y,
                 showscale=False,
-                colorscale=[[0, palette.blocked], [1, palette.blocked]],
+                colorscale=[[0.0, palette.blocked], [1.0, palette.blocked]],
                 name="blocked",
                 text=np.where(blocked, "−∞", "").tolist(),
                 texttemplate="%{text}",
@@ -184,7 +236,7 @@ def matrix_figure(
     )
     if outline is not None:
         layout["shapes"].append(_outline(*outline))
-    return go.Figure(data=heatmap_traces(m, rows, cols, **kw), layout=layout)
+    return Prebuilt(dict(data=heatmap_traces(m, rows, cols, **kw), layout=layout))
 
 
 def grid_figure(
@@ -232,7 +284,7 @@ def grid_figure(
                 font=dict(size=14),
             )
         )
-    return go.Figure(data=data, layout=layout)
+    return Prebuilt(dict(data=data, layout=layout))
 
 
 def matrices_figure(

@@ -186,37 +186,46 @@ def cell_problems() -> None:
 
 
 def weights_editor(result: LabResult) -> None:
-    """Edit W_Q, W_K, W_V, W_O cell by cell; refused cells are named and keep their value."""
-    d_model, heads = result.weights.d_model, result.steps.n_heads
-    with st.expander(t("lab.editor_title"), expanded=bool(st.session_state.get(CELL_PROBLEMS))):
-        st.caption(t("lab.editor_help", cap=f"{MAX_WEIGHT:g}"))
-        left, right, reset = st.columns([2, 2, 1], vertical_alignment="bottom")
-        name = (
-            left.segmented_control(
-                t("lab.editor_matrix"), NAMES, format_func=SYMBOL.get, key="lab.editor_matrix", required=True
-            )
-            or NAMES[0]
-        )
-        views = editor_views(heads)
-        if st.session_state.get("lab.editor_view") not in views:
-            st.session_state["lab.editor_view"] = "all"
-        view = right.selectbox(t("lab.editor_view"), list(views), key="lab.editor_view", format_func=views.get)
-        reset.button(t("lab.reset"), disabled=not st.session_state[EDITS], width="stretch", on_click=reset_edits)
-        cell_problems()
-        rows, cols = editor_cells(name, view, d_model, heads)
-        matrix = result.weights.as_dict()[name].numpy()
-        frame = pd.DataFrame(matrix[rows][:, cols], index=[f"d{r}" for r in rows], columns=[f"d{c}" for c in cols])
-        st.data_editor(
-            frame,
-            key=f"lab.editor.{name}.{view}.{st.session_state[VERSION]}",
-            column_config={c: st.column_config.NumberColumn(c, format="%.4f") for c in frame.columns},
-        )
-        n_edits = len(st.session_state[EDITS])
-        if n_edits > MAX_URL_EDITS:
-            st.info(t("lab.too_many_for_link", n=n_edits, cap=MAX_URL_EDITS), icon=":material/link_off:")
-        elif n_edits:
-            st.caption(t("lab.edited_cells", n=n_edits))
+    """Edit W_Q, W_K, W_V, W_O cell by cell, behind a switch: the grid is built and sent only when it is open."""
+    if st.session_state.get(CELL_PROBLEMS):
+        st.session_state["lab.editor_open"] = True  # a refused cell is shown where it was typed
+    if not st.toggle(t("lab.editor_title"), key="lab.editor_open"):
+        return
+    with st.container(border=True):
+        editor_grid(result)
         weights_files(result)
+
+
+def editor_grid(result: LabResult) -> None:
+    """Which matrix and which part of it, the grid itself, and what the link can carry."""
+    d_model, heads = result.weights.d_model, result.steps.n_heads
+    st.caption(t("lab.editor_help", cap=f"{MAX_WEIGHT:g}"))
+    left, right, reset = st.columns([2, 2, 1], vertical_alignment="bottom")
+    name = (
+        left.segmented_control(
+            t("lab.editor_matrix"), NAMES, format_func=SYMBOL.get, key="lab.editor_matrix", required=True
+        )
+        or NAMES[0]
+    )
+    views = editor_views(heads)
+    if st.session_state.get("lab.editor_view") not in views:
+        st.session_state["lab.editor_view"] = "all"
+    view = right.selectbox(t("lab.editor_view"), list(views), key="lab.editor_view", format_func=views.get)
+    reset.button(t("lab.reset"), disabled=not st.session_state[EDITS], width="stretch", on_click=reset_edits)
+    cell_problems()
+    rows, cols = editor_cells(name, view, d_model, heads)
+    matrix = result.weights.as_dict()[name].numpy()
+    frame = pd.DataFrame(matrix[rows][:, cols], index=[f"d{r}" for r in rows], columns=[f"d{c}" for c in cols])
+    st.data_editor(
+        frame,
+        key=f"lab.editor.{name}.{view}.{st.session_state[VERSION]}",
+        column_config={c: st.column_config.NumberColumn(c, format="%.4f") for c in frame.columns},
+    )
+    n_edits = len(st.session_state[EDITS])
+    if n_edits > MAX_URL_EDITS:
+        st.info(t("lab.too_many_for_link", n=n_edits, cap=MAX_URL_EDITS), icon=":material/link_off:")
+    elif n_edits:
+        st.caption(t("lab.edited_cells", n=n_edits))
 
 
 def weights_files(result: LabResult) -> None:

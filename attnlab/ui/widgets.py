@@ -152,15 +152,10 @@ def shape_text(name: str, dims: Sequence[str], sizes: Sequence[int]) -> str:
 
 
 def stage(index: int, title: str, formula: str, shape: str, note: str | None = None) -> None:
-    """Heading, formula and shape line that introduce one stage of the computation."""
+    """Heading, formula, then the shape and a note in one line: three elements, cheap to send on every rerun."""
     st.markdown(f"#### {index}. {title}")
-    left, right = st.columns([3, 2], vertical_alignment="center")
-    with left:
-        st.latex(formula)
-    with right:
-        st.caption(shape)
-        if note:
-            st.caption(note)
+    st.latex(formula)
+    st.caption(" · ".join(part for part in (shape, note) if part))
 
 
 def token_chips(tokens: Sequence[str], key: str) -> int | None:

@@ -129,6 +129,11 @@ def test_language_switch_translates_the_page():
     assert at.query_params["lang"] == "zh"
 
 
+def open_editor(at):
+    """Switch the weight editor on (it is built and sent only when open)."""
+    return at.toggle(key="lab.editor_open").set_value(True).run()
+
+
 def _edit(at, changes: dict) -> None:
     at.session_state[EDITOR] = {"edited_rows": changes, "added_rows": [], "deleted_rows": []}
     at.run()
@@ -170,7 +175,7 @@ def test_bad_cells_are_refused_by_name_and_keep_their_value(lang, raw, reason):
 
 
 def test_reset_returns_to_the_seeded_weights():
-    at = open_page(edits="q0.1=0.5;o2.2=-3")
+    at = open_editor(open_page(edits="q0.1=0.5;o2.2=-3"))
     edited = heatmap_values(at, OUT)[0]
     reset = [b for b in at.button if b.label == catalog("en")["lab.reset"]][0]
     reset.click().run()
@@ -191,7 +196,7 @@ def test_uploaded_weights_replace_the_matrices_and_set_d_model():
     from attnlab.weights_io import to_json
 
     uploaded = MultiHeadWeights.random(4, seed=99)
-    at = open_page()
+    at = open_editor(open_page())
     at.file_uploader(key="lab.upload").set_value(("mine.json", to_json(uploaded), "application/json")).run()
     assert_clean(at)
     assert at.session_state["lab.d_model"] == 4
@@ -206,7 +211,7 @@ def test_weights_past_the_link_cap_are_not_put_in_the_url_and_the_page_says_so()
     from attnlab.multihead import MultiHeadWeights
     from attnlab.weights_io import to_json
 
-    at = open_page()
+    at = open_editor(open_page())
     at.file_uploader(key="lab.upload").set_value(("big.json", to_json(MultiHeadWeights.random(16, 5)), "x")).run()
     assert_clean(at)
     assert "edits" not in at.query_params
@@ -216,7 +221,7 @@ def test_weights_past_the_link_cap_are_not_put_in_the_url_and_the_page_says_so()
 def test_a_pickled_upload_is_refused_and_the_weights_stay(lang):
     import pickle
 
-    at = open_page(lang=lang)
+    at = open_editor(open_page(lang=lang))
     before = heatmap_values(at, OUT)[0]
     at.file_uploader(key="lab.upload").set_value(("evil.json", pickle.dumps([1, 2]), "application/json")).run()
     assert_clean(at)
@@ -278,3 +283,13 @@ def test_a_head_the_text_does_not_have_is_replaced_and_said(lang):
     assert_clean(at)
     assert any("`head=7`" in w for w in texts(at, "warning"))
     assert at.session_state["lab.head"] == 0 and len(heatmap_values(at, WEIGHTS)) == 2
+
+
+def test_the_weight_editor_is_built_only_when_opened_and_opens_itself_for_a_refused_cell():
+    at = open_page()
+    assert len(at.dataframe) == 1 and not at.get("file_uploader")  # closed: the check table only, no grid
+    at = open_editor(at)
+    assert len(at.dataframe) == 2 and at.get("file_uploader")
+    at.toggle(key="lab.editor_open").set_value(False).run()
+    _edit(at, {0: {"d1": "abc"}})
+    assert at.toggle(key="lab.editor_open").value and any("W_Q[0, 1]" in e for e in texts(at, "error"))

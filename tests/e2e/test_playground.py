@@ -29,7 +29,7 @@ def test_a_widget_change_updates_the_charts_and_the_link(page, server):
 def test_editing_a_weight_cell_changes_the_downstream_charts(page, server):
     open_app(page, server, "/?text=I+like+you")
     q_before, out_before = chart_text(page, 1), chart_text(page, 10)
-    page.get_by_text("Edit the weights").click()
+    rerun(page, page.get_by_text("Edit the weights").click)  # the editor is built when its switch is on
     grid = page.locator('[data-testid="stMain"] [data-testid="stDataFrame"]').first
     grid.get_by_test_id("glide-cell-0-0").focus()  # keyboard focus on the grid: the cursor starts on row d0's label
     page.keyboard.press("ArrowRight")
