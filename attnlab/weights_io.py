@@ -194,10 +194,10 @@ def _json_object(pairs: list[tuple[str, object]]) -> dict[str, object]:
     return obj
 
 
-def _parse_json(raw: bytes) -> object:
+def _parse_json(raw: bytes | memoryview) -> object:
     """UTF-8 JSON (a leading BOM allowed) parsed with its object count bounded before json.loads builds any."""
     try:
-        text = raw.decode("utf-8-sig")
+        text = str(raw, "utf-8-sig")
     except UnicodeDecodeError as err:
         raise WeightsError("json_encoding", str(err)) from None
     tokens = text.count(",") + text.count("[") + text.count("{")
@@ -243,10 +243,14 @@ def _json_cell(name: str, r: int, c: int, value: object) -> float:
     return float(value)
 
 
-def _check_json_header(doc: dict[str, object], d: int) -> None:
-    """The optional "format" and "d_model" keys must agree with this reader and with the matrices."""
+def _check_format(doc: dict[str, object]) -> None:
+    """An optional "format" key must name this format: another version may mean other matrices."""
     if "format" in doc and doc["format"] != FORMAT:
         raise WeightsError("format", found=_clip(doc["format"], SHORT_CHARS), expected=FORMAT)
+
+
+def _check_d_model(doc: dict[str, object], d: int) -> None:
+    """An optional "d_model" key must agree with the matrices, or which one is right is unclear."""
     declared = doc.get("d_model", d)
     if type(declared) is not int or declared != d:
         raise WeightsError("d_model_mismatch", declared=_clip(declared, SHORT_CHARS), d=d)
@@ -259,9 +263,10 @@ def _from_json(data: bytes) -> dict[str, np.ndarray]:
     doc = _parse_json(data)
     if not isinstance(doc, dict):
         raise WeightsError("json_not_object", detail=f"the top level is {_json_kind(doc)}")
+    _check_format(doc)
     found = _pick(doc.items())
     d = _check_shapes({name: _json_shape(name, rows) for name, rows in found.items()})
-    _check_json_header(doc, d)
+    _check_d_model(doc, d)
     return {
         name: np.array(
             [[_json_cell(name, r, c, value) for c, value in enumerate(row)] for r, row in enumerate(rows)],
@@ -312,7 +317,7 @@ def _npy_header(name: str, head: bytes) -> NpyHeader:
     major = head[len(prefix)]
     size_format = "<H" if major == 1 else "<I"
     start = len(prefix) + 2 + struct.calcsize(size_format)
-    (length,) = struct.unpack_from(size_format, head, len(prefix) + 2)
+    length = int.from_bytes(head[len(prefix) + 2 : start], "little")
     if major not in (1, 2, 3) or len(head) < start + length:
         raise WeightsError("npy_header", f"version {major}, header of {length} bytes", name=name)
     text = head[start : start + length].decode("latin-1")
@@ -346,7 +351,7 @@ def _npz_array(archive: zipfile.ZipFile, name: str, info: zipfile.ZipInfo, heade
     if len(raw) != nbytes:
         raise WeightsError("zip_unreadable", f"{info.filename} ends after {len(raw)} of {nbytes} bytes")
     values = np.frombuffer(raw, dtype=header.dtype).reshape((d, d), order="F" if header.fortran else "C")
-    return values.astype(np.float64)
+    return values.astype(np.float64, order="C")
 
 
 def _from_npz(data: bytes) -> dict[str, np.ndarray]:
@@ -417,7 +422,7 @@ def _st_array(name: str, entry: TensorEntry, body: memoryview, d: int) -> np.nda
     values = np.frombuffer(body, dtype=dtype, count=d * d, offset=start).reshape(d, d)
     if entry.kind == "BF16":
         values = (values.astype("<u4") << 16).view("<f4")  # bfloat16 is the top half of a float32
-    return values.astype(np.float64)
+    return values.astype(np.float64, order="C")
 
 
 def _from_safetensors(data: bytes) -> dict[str, np.ndarray]:
@@ -428,7 +433,7 @@ def _from_safetensors(data: bytes) -> dict[str, np.ndarray]:
     length = int.from_bytes(data[:8], "little")
     if len(data) < 8 or not 2 <= length <= len(data) - 8:
         raise _unreadable(data, "st_length", declared=length, available=max(len(data) - 8, 0))
-    header = _parse_json(data[8 : 8 + length])
+    header = _parse_json(memoryview(data)[8 : 8 + length])
     if not isinstance(header, dict):
         raise WeightsError("st_header", f"the header is {_json_kind(header)}, not an object")
     odd = next((key for key, entry in header.items() if not isinstance(entry, dict)), None)

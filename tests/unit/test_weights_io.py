@@ -202,6 +202,7 @@ def test_fortran_order_npy_members_keep_their_layout():
     m = np.asfortranarray(np.arange(9.0).reshape(3, 3))
     got = load_weights("w.npz", zip_bytes({f"{n}.npy": npy_bytes(m) for n in NAMES}))
     assert np.array_equal(got.w_o.numpy(), m)
+    assert got.w_o.is_contiguous()
 
 
 def test_a_valid_safetensors_whose_first_byte_is_0x80_is_not_a_pickle():
