@@ -137,7 +137,9 @@ def json_rows(m: np.ndarray) -> list[list[str]]:
 def json_weights(draw: st.DrawFn) -> bytes:
     """A weights file as to_json writes it, names in any case and keys in any order, with at most one lie."""
     lie = draw(
-        lies("poison", "ragged", "mixed", "size", "missing", "case", "repeat", "format", "d_model", "top", "deep")
+        lies(
+            "poison", "ragged", "mixed", "size", "missing", "case", "repeat", "format", "d_model", "top", "deep", "flat"
+        )
     )
     d = draw(BAD_SIZES if lie == "size" else SIZES)
     rows = {name: json_rows(m) for name, m in draw(matrices(d)).items()}
@@ -154,6 +156,11 @@ def json_weights(draw: st.DrawFn) -> bytes:
     pairs = [
         (draw(st.sampled_from([name, name.upper()])), json_array([json_array(r) for r in rows[name]])) for name in NAMES
     ]
+    if lie == "flat":  # a matrix that is not a list of lists: a row alone, a number, text, an object
+        pairs[NAMES.index(victim)] = (
+            victim,
+            draw(st.one_of(JSON_PLAIN, st.just(json_array(rows[victim][0] if d else [])))),
+        )
     fmt = (
         draw(st.sampled_from(['"attnlab-weights/2"', "1", "null", '"attnlab-weights/1 "'])) if lie == "format" else None
     )
