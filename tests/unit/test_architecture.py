@@ -14,6 +14,7 @@ from attnlab.ui.pages import PAGES
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "attnlab"
 UI_LAYERS = ("attnlab.ui", "attnlab.figures", "attnlab.export_html")  # the only places that may draw
+TOOLING = ("attnlab.testing",)  # drives a served app from tests and scripts; reads Streamlit's wire format
 
 
 def module_name(path: Path) -> str:
@@ -23,7 +24,7 @@ def module_name(path: Path) -> str:
 
 
 MODULES = sorted(module_name(p) for p in PACKAGE.rglob("*.py"))
-CORE = [m for m in MODULES if not m.startswith(UI_LAYERS)]
+CORE = [m for m in MODULES if not m.startswith(UI_LAYERS + TOOLING)]
 
 
 def imports_of(module: str) -> set[str]:
