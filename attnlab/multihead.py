@@ -133,11 +133,12 @@ def multi_head_steps(
     is_causal: bool = False,
     attn_mask: torch.Tensor | None = None,
     dropout_p: float = 0.0,
+    scale: float | None = None,
 ) -> MultiHeadSteps:
     """Project, split into heads, attend per head, concatenate and apply W_O, keeping each stage.
 
     attn_mask follows SDPA (bool True = may attend, float = added) with shape broadcastable to
-    (..., H, T_q, T_k); pass x_kv = x_q for self-attention.
+    (..., H, T_q, T_k); pass x_kv = x_q for self-attention. `scale` is SDPA's (None = 1/sqrt(d_k)).
     """
     check_heads(weights.d_model, n_heads)
     q = x_q @ weights.w_q  # (..., T_q, D)
@@ -150,6 +151,7 @@ def multi_head_steps(
         attn_mask=attn_mask,
         dropout_p=dropout_p,
         is_causal=is_causal,
+        scale=scale,
     )
     concat = merge_heads(heads.output)  # (..., T_q, D)
     return MultiHeadSteps(x_q, x_kv, q, k, v, heads, concat, concat @ weights.w_o, n_heads)

@@ -36,6 +36,7 @@ class LabConfig:
     init: str = "random"
     positions: bool = False
     edits: tuple[tuple[tuple[str, int, int], float], ...] = field(default=())
+    scaled: bool = True  # False = no 1/sqrt(d_k) (scale 1.0): the what-if that shows why the scale is there
 
 
 @dataclass(frozen=True)
@@ -89,7 +90,8 @@ def run_lab(config: LabConfig) -> LabResult:
     tokens = typed[:MAX_TOKENS]
     x = input_matrix(tokens, config.d_model, config.seed, config.positions)  # (T, D)
     weights = apply_edits(seeded_weights(config), dict(config.edits))
-    steps = multi_head_steps(x, x, weights, config.heads, is_causal=config.causal)
+    scale = None if config.scaled else 1.0
+    steps = multi_head_steps(x, x, weights, config.heads, is_causal=config.causal, scale=scale)
     return LabResult(tokens, len(typed), x, weights, steps)
 
 
