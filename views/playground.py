@@ -3,7 +3,7 @@
 import streamlit as st
 
 from attnlab.pipeline import LabResult
-from attnlab.ui import lab, pages, stages
+from attnlab.ui import lab, pages, present, stages, whatif
 from attnlab.ui.i18n import t
 from attnlab.ui.widgets import token_chips
 
@@ -17,25 +17,41 @@ def pick_token(result: LabResult) -> int | None:
     return query
 
 
+def classroom(result: LabResult) -> None:
+    """For teachers: this state in presenter mode, or as an offline pack."""
+    left, right = st.columns([1, 2], vertical_alignment="top")
+    with left:
+        whatif.present_link()
+    with right.expander(t("present.ui.pack"), icon=":material/download:"):
+        present.pack_downloads(lab.config(), result)
+
+
 def main() -> None:
     """Settings first, then the check against PyTorch, the editor and every stage."""
     st.title(t("lab.title"))
     st.caption(t("lab.intro"))
     lab.load()
+    whatif.WHATIF.load()
     lab.LAB.show_problems()
+    whatif.WHATIF.show_problems()
     lab.controls()
     result = lab.compute()
-    lab.save()
+    lab.save(whatif.WHATIF)
     if not lab.text_status(result):
         return
     query = pick_token(result)
     lab.check_panel(result)
     lab.weights_editor(result)
+    classroom(result)
     shown = stages.head_picker(lab.LAB, "head", result.steps.n_heads, len(result.tokens))
     view = stages.StageView(
         result.tokens, result.x, result.steps, shown, lab.LAB["causal"], query, positions=lab.LAB["pe"]
     )
-    stages.render(view)
+    change = whatif.picker()
+    if change == "none":
+        stages.render(view)
+    else:
+        whatif.render(lab.config(), change, view)
 
 
 main()

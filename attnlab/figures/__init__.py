@@ -10,6 +10,7 @@ from attnlab.figures.matrix import (
     head_columns_figure,
     matrices_figure,
     matrix_figure,
+    projector,
     vector,
 )
 from attnlab.figures.text import dim_labels, label
@@ -22,5 +23,6 @@ __all__ = [
     "label",
     "matrices_figure",
     "matrix_figure",
+    "projector",
     "vector",
 ]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import tomllib
+from collections.abc import Callable
 from pathlib import Path
 
 import streamlit as st
@@ -37,7 +38,17 @@ def current_lang() -> str:
     return lang if lang in LANGS else "en"
 
 
-def t(key: str, **fmt: object) -> str:
+def t(key: str, /, **fmt: object) -> str:
     """The string for `key` in the current language, with `{name}` fields filled from `fmt`."""
     text = catalog(current_lang())[key]
     return text.format(**fmt) if fmt else text
+
+
+def translator(lang: str) -> Callable[..., str]:
+    """`t` fixed to one language, for work that runs outside a script run (a download built on click)."""
+    strings = catalog(lang if lang in LANGS else "en")
+
+    def tr(key: str, /, **fmt: object) -> str:
+        return strings[key].format(**fmt) if fmt else strings[key]
+
+    return tr

@@ -36,6 +36,7 @@ class PageSpec:
 
 PAGES: tuple[PageSpec, ...] = (
     PageSpec("playground", "grid_on", "playground", "explore"),
+    PageSpec("present", "co_present", "present", "explore"),
     PageSpec("multihead", "view_column", "multihead", "explore"),
     PageSpec("cross_attention", "compare_arrows", "cross", "explore"),
     PageSpec("neuron", "hub", "neuron", "explore"),

@@ -1,0 +1,142 @@
+"""Presenter mode: every step in both languages, questions graded against matrices computed here with plain torch."""
+
+from __future__ import annotations
+
+import math
+import re
+
+import pytest
+import torch
+
+from attnlab.classroom.steps import N_STEPS
+from attnlab.pipeline import LabConfig, run_lab
+from attnlab.ui.i18n import catalog
+from tests.app.conftest import assert_clean, open_page, texts
+
+PRESENT = "views/present.py"
+TEXT = "the cat sat on the mat"
+
+
+def button(at, lang: str, key: str):
+    """The (form submit) button whose label is the catalog string `key`."""
+    label = catalog(lang)[key]
+    found = [b for b in at.button if b.label == label]
+    assert found, (label, [b.label for b in at.button])
+    return found[0]
+
+
+def weights_by_torch(config: LabConfig, head: int) -> torch.Tensor:
+    """One head's softmax weights from X and the weight matrices alone, with SDPA's conventions."""
+    result = run_lab(config)
+    x, w = result.x.double(), result.weights
+    d_k = config.d_model // config.heads
+    cols = slice(head * d_k, (head + 1) * d_k)
+    q, k = x @ w.w_q.double()[:, cols], x @ w.w_k.double()[:, cols]  # (T, d_k)
+    scores = q @ k.T / math.sqrt(d_k)
+    if config.causal:
+        scores = scores.masked_fill(torch.ones_like(scores, dtype=torch.bool).triu(1), float("-inf"))
+    return torch.softmax(scores, dim=-1)
+
+
+@pytest.mark.parametrize("step", range(1, N_STEPS + 1))
+def test_every_step_draws_its_stage_in_both_languages(step, lang):
+    at = open_page(PRESENT, step=str(step), lang=lang, quiz="false")
+    assert_clean(at)
+    assert len(at.get("plotly_chart")) == 1
+    strings = catalog(lang)
+    assert any(m.value == f"## {step}. {strings[f'present.step.{step}.title']}" for m in at.markdown)
+    assert any(strings["present.ui.step_of"].format(k=step, n=N_STEPS) in m.value for m in at.markdown)
+
+
+def test_next_and_previous_move_the_step_and_the_link():
+    at = open_page(PRESENT, step="1", quiz="false")
+    button(at, "en", "present.ui.next").click().run()
+    assert at.query_params["step"] == "2" and len(at.get("plotly_chart")) == 1
+    button(at, "en", "present.ui.previous").click().run()
+    assert at.query_params["step"] == "1"
+
+
+@pytest.mark.parametrize("raw", ["0", "12", "eight", "1e9"])
+def test_a_step_outside_1_to_11_is_replaced_and_said(raw, lang):
+    at = open_page(PRESENT, step=raw, lang=lang)
+    assert_clean(at)
+    assert any(f"step={raw}" in w for w in texts(at, "warning"))
+
+
+def test_the_shape_question_hides_q_until_answered_and_grades_it(lang):
+    at = open_page(PRESENT, step="2", text=TEXT, lang=lang)
+    assert not at.get("plotly_chart")
+    t_len, d_model = len(TEXT.split()), LabConfig().d_model
+    at.text_input[0].input(f"{d_model}×{t_len}")  # rows and columns swapped
+    button(at, lang, "present.ui.check").click().run()
+    assert_clean(at)
+    assert texts(at, "error") and len(at.get("plotly_chart")) == 1
+    assert at.metric[0].value == "0 / 1"
+
+
+def test_a_right_answer_in_full_width_digits_is_read_and_scored():
+    at = open_page(PRESENT, step="2", text=TEXT)
+    at.text_input[0].input(f"（{len(TEXT.split())}，{LabConfig().d_model}）".translate(str.maketrans("0123456789", "０１２３４５６７８９")))
+    button(at, "en", "present.ui.check").click().run()
+    assert texts(at, "success") and not texts(at, "error")
+    assert at.metric[0].value == "1 / 1"
+
+
+def test_an_unreadable_answer_is_refused_with_the_expected_form_and_kept(lang):
+    at = open_page(PRESENT, step="2", text=TEXT, lang=lang)
+    at.text_input[0].input("five by eight")
+    button(at, lang, "present.ui.check").click().run()
+    assert_clean(at)
+    assert catalog(lang)["present.error.shape_form"] in texts(at, "warning")
+    assert at.text_input[0].value == "five by eight" and not at.get("plotly_chart")
+    assert at.metric[0].value == "0 / 0"
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_the_argmax_question_is_graded_against_torch_weights(causal):
+    config = LabConfig(text=TEXT, causal=causal)
+    at = open_page(PRESENT, step="8", text=TEXT, causal=str(causal).lower(), quiz="true")
+    prompt = next(m.value for m in at.markdown if "largest weight" in m.value)
+    row = int(re.search(r"row (\d+)\)", prompt).group(1)) - 1
+    weights = weights_by_torch(config, head=0)[row]  # (T,)
+    best, worst = int(weights.argmax()), int(weights.argmin())
+    box = [ti for ti in at.text_input if ti.label == catalog("en")["present.ui.your_answer"]]
+    box[0].input(str(worst + 1))
+    button(at, "en", "present.ui.check").click().run()
+    assert texts(at, "error")  # the least-weighted key is wrong
+    at2 = open_page(PRESENT, step="8", text=TEXT, causal=str(causal).lower())
+    [ti for ti in at2.text_input if ti.label == catalog("en")["present.ui.your_answer"]][0].input(str(best + 1))
+    button(at2, "en", "present.ui.check").click().run()
+    said = [s.replace("\\", "") for s in texts(at2, "success")]  # the message escapes markdown: 0\.31
+    assert any(f"{float(weights[best]):.2f}" in s for s in said), said
+
+
+def test_the_mask_question_takes_ticked_cells(lang):
+    at = open_page(PRESENT, step="7", text="a b c", causal="true", lang=lang)
+    above = [(i, j) for i in range(3) for j in range(3) if j > i]  # what a causal mask blocks, by definition
+    at.multiselect[0].set_value(above)
+    button(at, lang, "present.ui.check").click().run()
+    assert texts(at, "success") and len(at.get("plotly_chart")) == 1
+    at = open_page(PRESENT, step="7", text="a b c", causal="true", lang=lang)
+    at.multiselect[0].set_value([(j, i) for i, j in above])
+    button(at, lang, "present.ui.check").click().run()
+    assert texts(at, "error")
+
+
+def test_just_show_it_reveals_without_scoring():
+    at = open_page(PRESENT, step="2", text=TEXT)
+    button(at, "en", "present.ui.reveal").click().run()
+    assert len(at.get("plotly_chart")) == 1 and at.metric[0].value == "0 / 0"
+
+
+def test_questions_off_shows_every_matrix_at_once():
+    for step in (2, 6, 7, 8):
+        at = open_page(PRESENT, step=str(step), causal="true", quiz="false")
+        assert len(at.get("plotly_chart")) == 1 and not at.form
+
+
+def test_html_text_in_the_sentence_stays_text_in_questions():
+    at = open_page(PRESENT, step="8", text="<b>x</b> [a](http://e.x) y")
+    assert_clean(at)
+    prompts = [m.value for m in at.markdown if "largest weight" in m.value]
+    assert prompts and all("](http" not in p for p in prompts)
