@@ -12,10 +12,12 @@ from hypothesis import strategies as st
 from torch import nn
 
 from attnlab.multihead import (
+    BIAS_NAMES,
     MultiHeadWeights,
     check_heads,
     merge_heads,
     multi_head_steps,
+    project,
     split_heads,
 )
 
@@ -27,6 +29,12 @@ SHAPES = [(2, 1), (4, 2), (6, 3), (8, 2), (8, 4), (12, 3), (16, 8), (16, 16)]  #
 def max_err(a: torch.Tensor, b: torch.Tensor) -> float:
     assert a.shape == b.shape, (a.shape, b.shape)
     return (a - b).abs().max().item() if a.numel() else 0.0
+
+
+def with_biases(weights: MultiHeadWeights, gen: torch.Generator) -> MultiHeadWeights:
+    """The same projections plus four random biases."""
+    biases = torch.randn(4, weights.d_model, generator=gen, dtype=weights.w_q.dtype)
+    return weights.replace(**dict(zip(BIAS_NAMES, biases, strict=True)))
 
 
 @st.composite
@@ -41,6 +49,8 @@ def mha_case(draw):
     seed = draw(st.integers(0, 2**31))
     gen = torch.Generator().manual_seed(seed)
     weights = MultiHeadWeights.random(d_model, seed=seed, dtype=dtype)
+    if draw(st.booleans()):  # b_Q, b_K, b_V, b_O as a trained BERT layer has them
+        weights = with_biases(weights, gen)
     x_q = torch.randn(b, t_q, d_model, generator=gen, dtype=dtype)
     x_kv = torch.randn(b, t_k, d_model, generator=gen, dtype=dtype) if cross else x_q
     kind = draw(st.sampled_from(["none", "causal", "bool", "float", "float_per_head"]))
@@ -77,7 +87,8 @@ def test_output_matches_nn_multihead_attention(case):
     sdpa = F.scaled_dot_product_attention(steps.heads.q, steps.heads.k, steps.heads.v, **ours)
     assert max_err(steps.heads.output, sdpa) <= tol
     assert max_err(steps.concat, merge_heads(sdpa)) <= tol
-    assert max_err(steps.output, steps.concat @ weights.w_o) <= tol
+    assert max_err(steps.output, project(steps.concat, weights.w_o, weights.b_o)) <= tol
+    assert mha.in_proj_bias is None if not weights.has_bias else mha.out_proj.bias is not None
 
 
 @PROPS
@@ -110,13 +121,21 @@ def test_fully_masked_query_in_nn_multihead_attention(dtype):
     assert max_err(steps.output, ref) <= TOL[dtype]
 
 
+@pytest.mark.parametrize("bias", [False, True])
 @pytest.mark.parametrize("d_model,heads", SHAPES)
-def test_random_nn_multihead_attention_read_back(d_model, heads):
-    """from_torch on a module we did not build: our steps reproduce its output (transposes right)."""
+def test_random_nn_multihead_attention_read_back(d_model, heads, bias):
+    """from_torch on a module we did not build: our steps reproduce its output (transposes and biases right)."""
     torch.manual_seed(d_model * 100 + heads)
-    mha = nn.MultiheadAttention(d_model, heads, bias=False, batch_first=True, dtype=torch.float64).eval()
+    mha = nn.MultiheadAttention(d_model, heads, bias=bias, batch_first=True, dtype=torch.float64).eval()
+    if bias:  # PyTorch starts the biases at zero; make them count
+        with torch.no_grad():
+            mha.in_proj_bias.normal_()
+            mha.out_proj.bias.normal_()
     w = MultiHeadWeights.from_torch(mha)
-    assert w.d_model == d_model
+    assert w.d_model == d_model and w.has_bias == bias
+    if bias:
+        assert torch.equal(w.b_k, mha.in_proj_bias[d_model : 2 * d_model].detach())
+        assert torch.equal(w.b_o, mha.out_proj.bias.detach())
     assert torch.equal(w.w_q, mha.in_proj_weight[:d_model].detach().T)
     assert torch.equal(w.w_o, mha.out_proj.weight.detach().T)
     x, y = torch.randn(2, 5, d_model, dtype=torch.float64), torch.randn(2, 3, d_model, dtype=torch.float64)
@@ -127,16 +146,19 @@ def test_random_nn_multihead_attention_read_back(d_model, heads):
     assert max_err(multi_head_steps(x, y, w, heads).output, ref_cross) <= 1e-12
 
 
+@pytest.mark.parametrize("bias", [False, True])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 @pytest.mark.parametrize("d_model,heads", [(4, 2), (8, 8), (12, 3)])
-def test_to_torch_from_torch_round_trip(dtype, d_model, heads):
+def test_to_torch_from_torch_round_trip(dtype, d_model, heads, bias):
     w = MultiHeadWeights.random(d_model, seed=5, dtype=dtype)
+    w = with_biases(w, torch.Generator().manual_seed(5)) if bias else w
     mha = w.to_torch(heads)
     assert mha.batch_first and mha.num_heads == heads and mha.embed_dim == d_model
-    assert mha.in_proj_bias is None and mha.out_proj.bias is None
+    assert (mha.in_proj_bias is None and mha.out_proj.bias is None) != bias
     assert mha.in_proj_weight.dtype == dtype
     back = MultiHeadWeights.from_torch(mha)
-    for name, m in w.as_dict().items():
+    assert back.has_bias == bias and list(back.bias_dict()) == (list(BIAS_NAMES) if bias else [])
+    for name, m in {**w.as_dict(), **w.bias_dict()}.items():
         assert torch.equal(getattr(back, name), m), name
     # the round trip copies: editing the module does not reach the weights read back earlier
     with torch.no_grad():
@@ -148,6 +170,36 @@ def test_from_torch_refuses_separate_kv_projections():
     mha = nn.MultiheadAttention(4, 2, bias=False, kdim=3, vdim=3, batch_first=True)
     with pytest.raises(ValueError):
         MultiHeadWeights.from_torch(mha)
+
+
+def test_from_torch_refuses_an_appended_bias_key_and_value():
+    mha = nn.MultiheadAttention(4, 2, add_bias_kv=True, batch_first=True)
+    with pytest.raises(ValueError, match="add_bias_kv"):
+        MultiHeadWeights.from_torch(mha)
+
+
+def test_biases_come_all_four_or_none_and_have_shape_d_model():
+    eye, b = torch.eye(4), torch.ones(4)
+    with pytest.raises(ValueError, match="all four"):
+        MultiHeadWeights(eye, eye, eye, eye, b_q=b)
+    with pytest.raises(ValueError, match=r"\(4,\)"):
+        MultiHeadWeights(eye, eye, eye, eye, b, b, b, torch.ones(3))
+    assert not MultiHeadWeights(eye, eye, eye, eye).has_bias
+
+
+def test_biases_shift_every_projection_and_survive_replace_and_to():
+    """Q = X W_Q + b_Q per row, output = concat W_O + b_O; replace() and to() keep the biases."""
+    w = with_biases(MultiHeadWeights.random(6, seed=4), torch.Generator().manual_seed(4))
+    x = torch.randn(3, 6, dtype=torch.float64)
+    steps = multi_head_steps(x, x, w, 3)
+    assert max_err(steps.q, x @ w.w_q + w.b_q) <= 1e-12 and max_err(steps.v, x @ w.w_v + w.b_v) <= 1e-12
+    assert max_err(steps.output, steps.concat @ w.w_o + w.b_o) <= 1e-12
+    assert torch.equal(steps.heads.k[1], (x @ w.w_k + w.b_k)[:, 2:4])  # head h reads b_K's entries h*d_k:(h+1)*d_k
+    r = w.replace(w_k=torch.zeros(6, 6, dtype=torch.float64))
+    assert torch.equal(r.b_k, w.b_k) and (r.w_k == 0).all()
+    f = w.to(torch.float32)
+    assert all(b.dtype == torch.float32 for b in f.bias_dict().values()) and torch.equal(f.b_o, w.b_o.float())
+    assert not MultiHeadWeights.random(6).to(torch.float32).has_bias
 
 
 def test_fused_qkv_equals_the_three_projections():
