@@ -1,0 +1,41 @@
+"""Real model: all-MiniLM-L6-v2's 6 x 12 trained heads, run through attnlab's own attention and checked on screen."""
+
+import streamlit as st
+
+from attnlab.ui import real, state
+from attnlab.ui.i18n import t
+from attnlab.ui.widgets import text_input
+
+
+def main() -> None:
+    """The sentence, its WordPiece tokens, then the chosen view; the check against the reference libraries aside."""
+    st.title(t("real.title"))
+    st.caption(t("real.intro"))
+    real.REAL.load()
+    real.REAL.show_problems()
+    text_input(real.REAL, "text", t("real.text"), help=t("real.text_help", cap=real.MAX_TOKENS))
+    model = real.load()
+    run = real.sentence() if model is not None else None
+    if run is not None:
+        real.fit_query(run)
+    state.save(real.REAL)
+    if model is None or run is None:
+        return
+    real.token_line(run)
+    real.check_panel(run)
+    view = real.view_picker()
+    if view == "model":
+        real.model_view(run, state.APP["palette"])
+    elif view == "head":
+        real.head_view(run)
+    elif view == "stages":
+        real.stages_view(model, run)
+    elif view == "finder":
+        real.finder(run)
+    elif view == "rollout":
+        real.rollout_view(run)
+    else:
+        real.similarity_view(run)
+
+
+main()
