@@ -73,6 +73,7 @@ COLOUR_BLIND = Palette(
     grid="#eeeeee",
     lines=OKABE_ITO,
 )
+TRANSPARENT = "rgba(0,0,0,0)"  # invisible marks (click targets, backgrounds): not a colour any palette hands out
 PALETTES: dict[str, Palette] = {p.name: p for p in (DEFAULT, COLOUR_BLIND)}
 _current: ContextVar[Palette] = ContextVar("palette", default=DEFAULT)
 

@@ -16,7 +16,7 @@ from PIL import Image
 from plotly.colors import sample_colorscale, unlabel_rgb
 
 from attnlab.figures.matrix import BASE_LAYOUT, Prebuilt, expanded_scale
-from attnlab.figures.palette import current
+from attnlab.figures.palette import TRANSPARENT, current
 from attnlab.figures.text import label
 
 THUMB = 64  # pixels per attention map in the overview: longer texts are max-pooled down to it
@@ -85,7 +85,7 @@ def model_view_figure(
             ys.append(centres_y[layer])
             names.append(f"{layer_name} {layer + 1} · {head_name} {head + 1}")
             custom.append([layer, head])
-    marker = dict(size=max(20, side * 0.55), color="rgba(0,0,0,0)", symbol="square")
+    marker = dict(size=max(20, side * 0.55), color=TRANSPARENT, symbol="square")
     data = [
         dict(type="image", source=png_uri(picture), x0=0, y0=0, dx=1, dy=1, hoverinfo="skip"),
         dict(type="scatter", x=xs, y=ys, mode="markers", marker=marker, text=names, customdata=custom,

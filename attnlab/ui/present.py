@@ -26,7 +26,7 @@ from attnlab.ui import lab
 from attnlab.ui.i18n import current_lang, t, translator
 from attnlab.ui.stages import STAGES, StageView
 from attnlab.ui.state import PageState
-from attnlab.ui.text import md_escape
+from attnlab.ui.text import code, md_escape
 from attnlab.ui.widgets import chart, segmented, toggle
 
 PRESENT = PageState("present", (int_param("step", 1, 1, N_STEPS), bool_param("quiz", True)))
@@ -191,6 +191,11 @@ def screen(result: LabResult, view: StageView) -> None:
     teacher_notes(k)
     if questions(result, view):
         chart(projector(spec.figure(view), n_rows=len(result.tokens)), f"present.chart.{k}")
+
+
+def sentence(result: LabResult) -> None:
+    """The tokens on screen, each as inert text, so the room knows which rows and columns are which."""
+    st.markdown(" ".join(code(tok, 24) for tok in result.tokens))
 
 
 def step_picker() -> None:

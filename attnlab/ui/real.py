@@ -86,8 +86,8 @@ def sentence(text_key: str = "text") -> EncoderRun | None:
 
 
 def token_line(run: EncoderRun) -> None:
-    """The model's own tokens, each as inert text, [UNK] marked."""
-    parts = [f":red[{code(tok)}]" if tok == UNK else code(tok) for tok in run.tokens]
+    """The model's own tokens, each as inert text, [UNK] marked with a question-mark icon."""
+    parts = [f":material/help:{code(tok)}" if tok == UNK else code(tok) for tok in run.tokens]
     st.markdown(t("real.tokens", n=run.n_tokens) + " " + " ".join(parts))
 
 

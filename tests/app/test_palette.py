@@ -5,7 +5,7 @@ from __future__ import annotations
 import plotly.graph_objects as go
 import pytest
 
-from attnlab.figures.palette import COLOUR_BLIND, DEFAULT, Palette
+from attnlab.figures.palette import COLOUR_BLIND, DEFAULT, TRANSPARENT, Palette
 from attnlab.ui.pages import PAGES
 from tests.app.charts import figures
 from tests.app.conftest import assert_clean, open_page
@@ -37,7 +37,7 @@ def used(fig: dict) -> tuple[set[tuple], set[str]]:
             found_scales.add(tuple(tuple(stop) for stop in trace["colorscale"]))
         for part in ("line", "marker", "textfont"):
             colour = (trace.get(part) or {}).get("color")
-            found_colours |= {c.lower() for c in ([colour] if isinstance(colour, str) else colour or [])}
+            found_colours |= {c.lower() for c in ([colour] if isinstance(colour, str) else colour or [])} - {TRANSPARENT}
     for shape in fig["layout"].get("shapes", []):
         if (shape.get("line") or {}).get("color"):
             found_colours.add(shape["line"]["color"].lower())
