@@ -99,7 +99,7 @@ def model_view_figure(
                    side="top", range=[-GAP, picture.shape[1] + GAP]),
         yaxis=dict(axis, tickvals=centres_y, ticktext=[str(layer + 1) for layer in range(n_layers)], title=layer_name,
                    autorange="reversed", scaleanchor="x"),
-        dragmode=False,
+        dragmode="zoom",
     )
     if picked is not None:
         layer, head = picked

@@ -6,6 +6,8 @@ nothing here may change them. The model is read only when this page first runs i
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import pandas as pd
 import streamlit as st
@@ -122,23 +124,26 @@ def open_head(layer: int, head: int) -> None:
     REAL["layer"], REAL["head"], REAL["view"] = layer + 1, head + 1, "head"
 
 
+def picked_on_chart() -> None:
+    """A click on a map of the model view (a callback, so it runs before the view picker is drawn)."""
+    points = st.session_state["real.model_chart"]["selection"]["points"]
+    chosen = [p["customdata"] for p in points if p.get("customdata")]
+    if chosen:
+        open_head(*chosen[0])
+
+
 def model_view(run: EncoderRun, palette: str) -> None:
     """All 72 heads at once; a click on one opens it."""
     layer, head, _ = picked(run)
     st.caption(t("real.model_help"))
-    event = st.plotly_chart(
+    st.plotly_chart(
         model_picture(run.text, palette, (layer, head)),
         width="stretch",
-        on_select="rerun",
+        on_select=picked_on_chart,
         selection_mode="points",
         key="real.model_chart",
         config={"displayModeBar": False},
     )
-    points = (event or {}).get("selection", {}).get("points", []) if event else []
-    chosen = [p.get("customdata") for p in points if p.get("customdata")]
-    if chosen and tuple(chosen[0]) != (layer, head):
-        open_head(*chosen[0])
-        st.rerun()
 
 
 def head_view(run: EncoderRun) -> None:
@@ -181,6 +186,18 @@ def stages_view(model: Encoder, run: EncoderRun) -> None:
               f"real.after.{key}")
 
 
+def picked_in_table(rows: list[tuple[int, int, float]]) -> Callable[[], None]:
+    """The callback of the ranking table: the selected row's head opens."""
+
+    def open_row() -> None:
+        selected = st.session_state["real.finder"]["selection"]["rows"]
+        if selected:
+            layer, head, _ = rows[selected[0]]
+            open_head(layer - 1, head - 1)
+
+    return open_row
+
+
 def finder(run: EncoderRun) -> None:
     """Rank the 72 heads by one pattern score; picking a row opens that head."""
     scores = head_scores(run.attentions, run.tokens)
@@ -196,15 +213,10 @@ def finder(run: EncoderRun) -> None:
     order = np.argsort(-grid, axis=None)
     rows = [(int(i) // N_HEADS + 1, int(i) % N_HEADS + 1, float(grid.flat[i])) for i in order]
     frame = pd.DataFrame(rows, columns=[t("real.layer"), t("real.head"), labels[pattern]])
-    event = st.dataframe(frame, hide_index=True, on_select="rerun", selection_mode="single-row", key="real.finder",
-                         height=300, column_config={labels[pattern]: st.column_config.NumberColumn(format="%.3f")})
+    st.dataframe(frame, hide_index=True, on_select=picked_in_table(rows), selection_mode="single-row",
+                 key="real.finder", height=300,
+                 column_config={labels[pattern]: st.column_config.NumberColumn(format="%.3f")})
     st.caption(t("real.finder_help"))
-    chosen = event.selection.rows if event else []
-    if chosen:
-        layer, head, _ = rows[chosen[0]]
-        st.session_state.pop("real.finder", None)
-        open_head(layer - 1, head - 1)
-        st.rerun()
 
 
 def rollout_view(run: EncoderRun) -> None:

@@ -1,0 +1,57 @@
+"""Presenter mode and the Real model page in Chromium: a shared link stepped through, a question answered, the pack taken offline."""
+
+from __future__ import annotations
+
+import pytest
+
+from attnlab.pipeline import LabConfig
+from tests.e2e.conftest import chart_count, open_app, rerun
+from tests.e2e.test_offline_pack import DRAWN, open_offline
+
+pytestmark = pytest.mark.e2e
+
+
+def test_a_shared_link_steps_through_all_eleven_stages(page, server):
+    open_app(page, server, "/present?text=I+like+you&causal=true&heads=2&step=1&quiz=false&lang=en")
+    for k in range(1, 12):
+        assert page.get_by_text(f"Step {k} of 11").first.is_visible()
+        assert chart_count(page) == 1 and f"step={k}" in page.url
+        if k < 11:
+            rerun(page, page.get_by_role("button", name="Next").first.click)
+    assert page.get_by_role("button", name="Next").first.is_disabled()
+    assert page.locator('[data-testid="stException"]').count() == 0
+
+
+def test_the_matrix_stays_hidden_until_the_question_is_answered(page, server):
+    open_app(page, server, "/present?text=I+like+you&step=2&lang=en")
+    assert chart_count(page) == 0
+    page.get_by_label("Your answer").fill(f"3 x {LabConfig().d_model}")
+    rerun(page, page.get_by_role("button", name="Check my answer").click)
+    assert page.get_by_test_id("stAlertContentSuccess").count() == 1
+    assert chart_count(page) == 1
+
+
+def test_the_pack_downloaded_from_the_page_draws_offline(page, server, browser, tmp_path):
+    open_app(page, server, "/present?text=I+like+you&causal=true&lang=zh")
+    page.get_by_text("离线课堂资料包").click()
+    button = page.get_by_role("button", name="HTML 资料包（可离线使用）")
+    button.wait_for()
+    with page.expect_download(timeout=60_000) as download:
+        button.click()
+    path = tmp_path / "pack.html"
+    download.value.save_as(path)
+    tab, context, others = open_offline(browser, path)
+    try:
+        tab.wait_for_function(f"{DRAWN} === 11", timeout=60_000)
+        assert others == []
+    finally:
+        context.close()
+
+
+def test_a_click_on_a_head_in_the_model_view_opens_it(page, server):
+    open_app(page, server, "/real-model?view=model&lang=en&text=The+cat+sat+on+the+mat.")
+    assert chart_count(page) == 1
+    target = page.locator('[data-testid="stPlotlyChart"] .scatterlayer .point').nth(14)  # layer 2, head 3
+    rerun(page, lambda: target.click(force=True))
+    assert "view=head" in page.url and "layer=2" in page.url and "head=3" in page.url
+    assert chart_count(page) == 2
