@@ -1,0 +1,90 @@
+"""Contract 7: `bash deploy/replicas.sh N PORT` serves one shared link identically from every replica, and stops cleanly."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import time
+
+import pytest
+
+from attnlab.testing import ROOT, free_port
+from tests.e2e.conftest import chart_text, no_exception, open_app, rerun
+
+pytestmark = pytest.mark.e2e
+NGINX = shutil.which("nginx") or ("/usr/sbin/nginx" if os.path.exists("/usr/sbin/nginx") else None)
+LINK = "/?text=the+class+sees+one+matrix&seed=11&causal=true&heads=2&lang=en"
+
+
+@pytest.fixture
+def front():
+    """Two replicas behind nginx on a free port; yields (url, the script's process, the pids it announced)."""
+    if NGINX is None:
+        if os.environ.get("CI"):
+            pytest.fail("nginx is missing: .ci/run installs Debian's nginx")
+        pytest.skip("no nginx (apt-get install nginx) to put in front of the replicas")
+    port = free_port()
+    proc = subprocess.Popen(
+        ["bash", "deploy/replicas.sh", "2", str(port)], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        text=True, env={**os.environ, "ATTNLAB_FRONT_ADDRESS": "127.0.0.1"}, start_new_session=True,
+    )
+    lines, deadline = [], time.monotonic() + 240
+    while time.monotonic() < deadline:
+        line = proc.stdout.readline()
+        lines.append(line)
+        if line.startswith("attnlab: http") or (not line and proc.poll() is not None):
+            break
+    assert lines[-1].startswith("attnlab: http"), "".join(lines)
+    pids = [int(p) for p in re.findall(r"pid (\d+)", "".join(lines))]
+    yield f"http://127.0.0.1:{port}", proc, pids
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGKILL)
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    with open(f"/proc/{pid}/stat") as f:
+        return f.read().split()[2] != "Z"
+
+
+def visit(browser, url: str):
+    """A new browser (its own affinity cookie) on the shared link; returns (context, tab, the replica that served it)."""
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    tab = context.new_page()
+    replica: list[str] = []
+    tab.on("response", lambda r: replica.append(r.headers.get("x-attnlab-replica")) if r.url.endswith(LINK) else None)
+    open_app(tab, url, LINK)
+    return context, tab, replica[0]
+
+
+def test_every_replica_serves_the_link_alike_and_a_dead_one_is_routed_around(browser, front):
+    url, proc, pids = front
+    assert len(pids) == 3  # two replicas and nginx
+    seen: dict[str, str] = {}
+    for _ in range(12):  # each new browser gets a random affinity key, so a random replica
+        context, tab, replica = visit(browser, url)
+        seen.setdefault(replica, chart_text(tab, 7))
+        if len(seen) == 2:
+            break
+        context.close()
+    assert len(seen) == 2, seen.keys()
+    assert len(set(seen.values())) == 1  # the softmax weights are the same on both replicas
+    before = chart_text(tab, 7)
+    rerun(tab, lambda: tab.get_by_text("Causal mask", exact=True).click())  # the websocket works through nginx
+    assert "causal=false" in tab.url and chart_text(tab, 7) != before and no_exception(tab)
+    context.close()
+    os.kill(pids[0], signal.SIGKILL)  # replica 0 dies
+    for _ in range(3):
+        context, tab, replica = visit(browser, url)
+        assert chart_text(tab, 7) == before and no_exception(tab)
+        context.close()
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=60) is not None
+    time.sleep(1)
+    assert not [pid for pid in pids if alive(pid)]
