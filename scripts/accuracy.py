@@ -9,15 +9,12 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 import torch
 import torch.nn.functional as F
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from attnlab.attention import attention_steps  # noqa: E402
-from attnlab.multihead import MultiHeadWeights, multi_head_steps  # noqa: E402
+from attnlab.attention import attention_steps
+from attnlab.multihead import MultiHeadWeights, multi_head_steps
 
 
 def random_case(gen: torch.Generator, dtype: torch.dtype) -> tuple[float, float, float, float]:

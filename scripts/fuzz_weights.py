@@ -26,7 +26,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 
 ATHERIS_NAMES = ("w.json", "w.npz", "w.safetensors", "W.NPZ", "w.pt", "w")
 

@@ -90,7 +90,10 @@ def sessions(browser, url: str, n: int, pid: int | None) -> dict:
         "sessions_with_wrong_link": crossed,
         "sessions_not_showing_own_tokens": shown,
         "sessions_with_exception": errors,
-        "ok": max(times) <= SETTLE_BUDGET_S and not crossed and not errors and not shown
+        "ok": max(times) <= SETTLE_BUDGET_S
+        and not crossed
+        and not errors
+        and not shown
         and (per_session is None or per_session <= IDLE_SESSION_BUDGET),
     }
 

@@ -73,3 +73,17 @@ def test_every_view_is_registered_and_every_registered_page_exists():
     files = sorted(p.stem for p in (ROOT / "views").glob("*.py"))
     assert sorted(spec.file for spec in PAGES) == files
     assert len({spec.url_path for spec in PAGES}) == len(PAGES)
+
+
+@pytest.mark.parametrize("script", sorted(p.name for p in (ROOT / "scripts").glob("*.py")))
+def test_scripts_reach_attnlab_as_an_installed_package_not_by_editing_sys_path(script):
+    tree = ast.parse((ROOT / "scripts" / script).read_text(encoding="utf-8"))
+    edits = [
+        node.lineno
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and ast.unparse(node.func.value) == "sys.path"
+        and ("ROOT" in ast.unparse(node) or "parent" in ast.unparse(node))
+    ]
+    assert not edits, f"{script} puts the repository on sys.path at line(s) {edits}"
