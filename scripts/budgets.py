@@ -1,9 +1,11 @@
-"""Measure the DESIGN.md budgets: Playground rerun latency, bytes per rerun, cold start, memory per session.
+"""Measure the DESIGN.md budgets: rerun latency and bytes, cold start, memory per session, draw time, real model.
 
 usage: python scripts/budgets.py [--reruns 30] [--sessions 10] [--out budgets.json]
 Rerun latency is measured in-process with Streamlit's AppTest (the script run plus the
-serialisation of every element); bytes, cold start and session memory need Debian's
-Chromium (/usr/bin/chromium) and a real `streamlit run`.
+serialisation of every element). The rest needs Debian's Chromium (/usr/bin/chromium) and a
+real `streamlit run`: cold start, bytes of one rerun, server memory per idle session, the real
+model's first load and its rerun at 32 tokens (server CPU from /proc), and the time from opening
+each page at the largest setting it allows to every chart drawn.
 """
 
 from __future__ import annotations
@@ -17,14 +19,31 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from attnlab.testing import BROWSER_ARGS, ROOT, cpu_seconds, open_app, rerun, rss_bytes, serve_app, settle
 
 LARGE_TEXT = " ".join(f"w{i}" for i in range(64))
 SETTINGS = {
     "default": {},
     "64 tokens, d_model 64, 8 heads": {"text": LARGE_TEXT, "d_model": "64", "heads": "8"},
 }
-BROWSER_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update"]
+BIG = "text=" + "+".join(f"w{i}" for i in range(64))
+LONG_SENTENCE = "+".join(
+    ["the", "student", "reads", "about", "attention", "and", "writes", "notes"] * 20
+)  # > 128 pieces
+LARGEST = {  # the heaviest setting each page allows (DESIGN: every setting a page allows draws within 8 s)
+    "Playground 64 tokens, d_model 64, 8 heads": f"/?{BIG}&d_model=64&heads=8",
+    "Playground 64 tokens, d_model 64, 64 heads": f"/?{BIG}&d_model=64&heads=64",
+    "Presenter step 5, 64 tokens": f"/present?{BIG}&d_model=64&heads=8&step=5",
+    "Multi-head 64 tokens, 64 heads": f"/multihead?{BIG}&d_model=64&heads=64",
+    "Cross-attention 64 x 64 tokens, 64 heads": f"/cross?src={BIG[5:]}&tgt={BIG[5:]}&d_model=64&heads=64",
+    "Neuron view 64 tokens, 64 heads": f"/neuron?{BIG}&d_model=64&heads=64&q=63",
+    "Real model, model view, 128 tokens": f"/real-model?text={LONG_SENTENCE}&view=model",
+    "Real model, every stage, 128 tokens": f"/real-model?text={LONG_SENTENCE}&view=stages&layer=6&head=12",
+    "Real model, rollout, 128 tokens": f"/real-model?text={LONG_SENTENCE}&view=rollout",
+    "Positions 256 positions, 128 dims": "/positions?n_pos=256&pe_d=128&d_model=64",
+    "Scaling d_k 512, 64 keys": "/scaling?dk=512&keys=64",
+    "Tiled 12 tokens, blocks of 1": "/tiled?T=12&d=8&bq=1&bk=1",
+}
 
 
 def rerun_ms(query: dict[str, str], reruns: int) -> dict[str, float]:
@@ -46,16 +65,9 @@ def rerun_ms(query: dict[str, str], reruns: int) -> dict[str, float]:
     return {"median_ms": statistics.median(times), "p90_ms": times[int(0.9 * (len(times) - 1))]}
 
 
-def _rss_bytes(pid: int) -> int:
-    with open(f"/proc/{pid}/status") as f:
-        return next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmRSS"))
-
-
 def browser_budgets(n_sessions: int) -> dict:
-    """Cold start to first drawn chart, websocket bytes of one rerun, and server memory per session."""
+    """Cold start, bytes of a rerun, memory per session, the real model's budgets, draw time at largest settings."""
     from playwright.sync_api import sync_playwright
-
-    from tests.e2e.conftest import serve_app, settle
 
     out: dict = {}
     with sync_playwright() as p:
@@ -88,18 +100,75 @@ def browser_budgets(n_sessions: int) -> dict:
                 settle(tab)
                 out[f"rerun_bytes[{name}]"] = sum(received)
 
-            base = _rss_bytes(served.proc.pid)  # one session already open and warm
+            base = rss_bytes(served.proc.pid)  # one session already open and warm
             for _ in range(n_sessions):
                 extra = browser.new_context().new_page()
                 extra.goto(url + "/")
                 settle(extra)
             time.sleep(2)
-            after = _rss_bytes(served.proc.pid)
+            after = rss_bytes(served.proc.pid)
             out["server_rss_before_mb"] = base / 2**20
             out["server_rss_after_mb"] = after / 2**20
             out["mb_per_idle_session"] = (after - base) / n_sessions / 2**20
+            out["real_model"] = real_model_budget(browser, served, changes=5)
+            out["draw_s_at_largest_settings"] = draw_times(browser, url)
         browser.close()
     return out
+
+
+def draw_times(browser, url: str) -> dict[str, dict[str, float]]:
+    """Seconds from opening each page at its largest setting to every chart drawn: first visit, then again."""
+    out = {}
+    for name, path in LARGEST.items():
+        seconds = []
+        for _ in range(2):
+            tab = browser.new_page(viewport={"width": 1400, "height": 1000})
+            start = time.perf_counter()
+            tab.goto(url + path)
+            settle(tab, timeout=120_000)
+            seconds.append(time.perf_counter() - start)
+            assert tab.locator('[data-testid="stException"]').count() == 0, name
+            tab.close()
+        out[name] = {"first_s": seconds[0], "again_s": seconds[1]}
+    return out
+
+
+def sentence(i: int, words: int = 30) -> str:
+    """A plain English sentence of `words` words (32 WordPiece tokens with [CLS] and [SEP]), different per i."""
+    pool = "the a student teacher reads writes about attention model heads layer token every word sees other".split()
+    return " ".join(pool[(i * 7 + j * 3) % len(pool)] for j in range(words))
+
+
+def real_model_budget(browser, served, changes: int) -> dict:
+    """The model's first load (time and server memory) and a Real model rerun at 32 tokens (server CPU, wall)."""
+    from playwright.sync_api import Page
+
+    tab: Page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    open_app(tab, served.url, "/lessons")
+    before = rss_bytes(served.proc.pid)
+    start = time.perf_counter()
+    open_app(tab, served.url, "/real-model?view=head&text=" + sentence(0).replace(" ", "+"))
+    first = time.perf_counter() - start
+    loaded = rss_bytes(served.proc.pid)
+    box = tab.locator('[data-testid="stTextInput"] input').first
+    cpu, wall = [], []
+    for i in range(1, changes + 1):
+
+        def change(i: int = i) -> None:
+            box.fill(sentence(i))
+            box.press("Enter")
+
+        c0, t0 = cpu_seconds(served.proc.pid), time.perf_counter()
+        rerun(tab, change)
+        wall.append(time.perf_counter() - t0)
+        cpu.append(cpu_seconds(served.proc.pid) - c0)
+    tab.close()
+    return {
+        "first_open_with_model_load_s": first,
+        "server_rss_growth_on_first_open_mib": (loaded - before) / 2**20,
+        "rerun_32_tokens_server_cpu_ms_median": statistics.median(cpu) * 1000,
+        "rerun_32_tokens_wall_ms_median": statistics.median(wall) * 1000,
+    }
 
 
 def main() -> int:
