@@ -22,6 +22,8 @@ from attnlab.figures.text import label, unique_labels
 Kind = Literal["signed", "prob", "positive"]
 TEXT_CELLS = 160  # write each cell's value on the chart when the matrix is at most this big
 BIG_CELLS = 1024  # above this many cells a chart sends float32 instead of float64
+GAP_SIDE = 64  # up to this many rows and columns cells are drawn apart; beyond, a gap is under a pixel wide and
+# Plotly draws gapped cells one by one (2.4x slower for a 128 x 1536 matrix in Chromium)
 
 NO_TEMPLATE = go.Layout(template="none").to_plotly_json()["template"]  # Plotly's "none", spelled out
 BASE_LAYOUT = dict(
@@ -117,6 +119,7 @@ def heatmap_traces(
     blocked = np.isneginf(m)
     z = np.where(blocked, np.nan, m)
     z = z if z.size <= BIG_CELLS else z.astype(np.float32)  # halves the bytes of big charts
+    gap = 1 if max(m.shape) <= GAP_SIDE else 0
     text = m.size <= TEXT_CELLS if text is None else text
     x, y = unique_labels(cols), unique_labels(rows)
     where = f"{row_name}: <b>%{{y}}</b><br>{col_name}: <b>%{{x}}</b><br>"
@@ -131,8 +134,8 @@ def heatmap_traces(
             colorscale=colorscale(getattr(palette, kind)),
             showscale=showscale,
             texttemplate="%{z:.2f}" if text else None,
-            xgap=1,
-            ygap=1,
+            xgap=gap,
+            ygap=gap,
             hovertemplate=where + value + ("%{customdata}" if extra else "") + "<extra></extra>",
             colorbar=dict(thickness=10, len=0.9),
             **extra,
@@ -143,7 +146,7 @@ def heatmap_traces(
         traces.append(
             dict(
                 type="heatmap",
-                z=typed(np.where(blocked, 1.0, np.nan)),
+                z=typed(np.where(blocked, 1.0, np.nan).astype(z.dtype)),
                 x=x,
                 y=y,
                 showscale=False,
@@ -151,8 +154,8 @@ def heatmap_traces(
                 name="blocked",
                 text=np.where(blocked, "−∞", "").tolist(),
                 texttemplate="%{text}",
-                xgap=1,
-                ygap=1,
+                xgap=gap,
+                ygap=gap,
                 textfont=dict(color=palette.blocked_text),
                 hovertemplate=where + f"−∞ ({blocked_text})<extra></extra>",
             )
