@@ -32,6 +32,8 @@ SETTLED = """() => {
         && document.querySelector('[data-testid="stMain"]')?.innerText.trim().length > 0
         && drawn >= charts;
 }"""
+
+
 def free_port() -> int:
     """A TCP port nobody listens on right now."""
     with socket.socket() as s:

@@ -24,7 +24,12 @@ def main() -> None:
     present.navigator("top")
     shown = stages.head_picker(lab.LAB, "head", result.steps.n_heads, len(result.tokens))
     view = stages.StageView(
-        result.tokens, result.x, result.steps, shown, lab.LAB["causal"], lab.query_row(len(result.tokens)),
+        result.tokens,
+        result.x,
+        result.steps,
+        shown,
+        lab.LAB["causal"],
+        lab.query_row(len(result.tokens)),
         positions=lab.LAB["pe"],
     )
     present.screen(result, view)

@@ -88,23 +88,52 @@ def model_view_figure(
     marker = dict(size=max(20, side * 0.55), color=TRANSPARENT, symbol="square")
     data = [
         dict(type="image", source=png_uri(picture), x0=0, y0=0, dx=1, dy=1, hoverinfo="skip"),
-        dict(type="scatter", x=xs, y=ys, mode="markers", marker=marker, text=names, customdata=custom,
-             hovertemplate="%{text}<extra></extra>", showlegend=False),
+        dict(
+            type="scatter",
+            x=xs,
+            y=ys,
+            mode="markers",
+            marker=marker,
+            text=names,
+            customdata=custom,
+            hovertemplate="%{text}<extra></extra>",
+            showlegend=False,
+        ),
     ]
     axis = dict(showgrid=False, zeroline=False)
     layout = dict(
         BASE_LAYOUT,
         height=int(110 + 75 * n_layers),
-        xaxis=dict(axis, tickvals=centres_x, ticktext=[str(h + 1) for h in range(n_heads)], title=head_name,
-                   side="top", range=[-GAP, picture.shape[1] + GAP]),
-        yaxis=dict(axis, tickvals=centres_y, ticktext=[str(layer + 1) for layer in range(n_layers)], title=layer_name,
-                   autorange="reversed", scaleanchor="x"),
+        xaxis=dict(
+            axis,
+            tickvals=centres_x,
+            ticktext=[str(h + 1) for h in range(n_heads)],
+            title=head_name,
+            side="top",
+            range=[-GAP, picture.shape[1] + GAP],
+        ),
+        yaxis=dict(
+            axis,
+            tickvals=centres_y,
+            ticktext=[str(layer + 1) for layer in range(n_layers)],
+            title=layer_name,
+            autorange="reversed",
+            scaleanchor="x",
+        ),
         dragmode="zoom",
     )
     if picked is not None:
         layer, head = picked
-        layout["shapes"] = [dict(type="rect", x0=head * step - 3, x1=head * step + side + 3, y0=layer * step - 3,
-                                 y1=layer * step + side + 3, line=dict(color=current().highlight, width=3))]
+        layout["shapes"] = [
+            dict(
+                type="rect",
+                x0=head * step - 3,
+                x1=head * step + side + 3,
+                y0=layer * step - 3,
+                y1=layer * step + side + 3,
+                line=dict(color=current().highlight, width=3),
+            )
+        ]
     return Prebuilt(dict(data=data, layout=layout))
 
 
@@ -123,13 +152,34 @@ def head_lines_figure(weights: np.ndarray, tokens: Sequence[str], query: int | N
                 ys += [i, int(j), None]
         if xs:
             opacity = float(0.15 + 0.85 * (edges[b] + edges[b + 1]) / 2)
-            data.append(dict(type="scatter", x=xs, y=ys, mode="lines", hoverinfo="skip", showlegend=False,
-                             line=dict(color=colour, width=1 + 4 * edges[b + 1]), opacity=opacity))
+            data.append(
+                dict(
+                    type="scatter",
+                    x=xs,
+                    y=ys,
+                    mode="lines",
+                    hoverinfo="skip",
+                    showlegend=False,
+                    line=dict(color=colour, width=1 + 4 * edges[b + 1]),
+                    opacity=opacity,
+                )
+            )
     labels = [label(tok, 24) for tok in tokens]
     bold = [f"<b>{lab}</b>" if i == query else lab for i, lab in enumerate(labels)]
     for x, anchor in ((0, "right"), (1, "left")):
-        data.append(dict(type="scatter", x=[x] * t, y=list(range(t)), mode="text", text=bold, showlegend=False,
-                         textposition=f"middle {anchor}", hoverinfo="skip", textfont=dict(size=14)))
+        data.append(
+            dict(
+                type="scatter",
+                x=[x] * t,
+                y=list(range(t)),
+                mode="text",
+                text=bold,
+                showlegend=False,
+                textposition=f"middle {anchor}",
+                hoverinfo="skip",
+                textfont=dict(size=14),
+            )
+        )
     layout = dict(
         BASE_LAYOUT,
         title=dict(text=label(title, 80), x=0.0),

@@ -1,4 +1,4 @@
-"""The presenter's screens: one stage at a time for a projector, questions before the reveal, the session score, the pack.
+"""The presenter's screens: one stage at a time for a projector, questions before the reveal, score, pack.
 
 The state is the Playground's (`lab.LAB`, so any Playground link opens here) plus `step` and
 `quiz`. Questions come from `attnlab.classroom.build` and are graded there against the run on
@@ -53,11 +53,25 @@ def navigator(where: str) -> None:
     """Previous, 'step k of 11', next: the same bar above and below the stage."""
     k = PRESENT["step"]
     back, middle, ahead = st.columns([1, 2, 1], vertical_alignment="center")
-    back.button(t("present.ui.previous"), key=f"present.back.{where}", on_click=go(-1), disabled=k == 1,
-                icon=":material/arrow_back:", width="stretch")
+    back.button(
+        t("present.ui.previous"),
+        key=f"present.back.{where}",
+        on_click=go(-1),
+        disabled=k == 1,
+        icon=":material/arrow_back:",
+        width="stretch",
+    )
     middle.markdown(f"**{t('present.ui.step_of', k=k, n=N_STEPS)}**", text_alignment="center")
-    ahead.button(t("present.ui.next"), key=f"present.ahead.{where}", on_click=go(1), disabled=k == N_STEPS,
-                 icon=":material/arrow_forward:", icon_position="right", width="stretch", type="primary")
+    ahead.button(
+        t("present.ui.next"),
+        key=f"present.ahead.{where}",
+        on_click=go(1),
+        disabled=k == N_STEPS,
+        icon=":material/arrow_forward:",
+        icon_position="right",
+        width="stretch",
+        type="primary",
+    )
 
 
 def sidebar(result: LabResult) -> None:
@@ -96,10 +110,22 @@ def pack_downloads(config: LabConfig, result: LabResult) -> None:
         width="stretch",
     )
     left, right = st.columns(2)
-    left.download_button("NPZ", lambda: npz_bytes(result), file_name="attnlab-stages.npz",
-                         mime="application/octet-stream", on_click="ignore", width="stretch")
-    right.download_button("CSV (zip)", lambda: csv_zip_bytes(result), file_name="attnlab-stages-csv.zip",
-                          mime="application/zip", on_click="ignore", width="stretch")
+    left.download_button(
+        "NPZ",
+        lambda: npz_bytes(result),
+        file_name="attnlab-stages.npz",
+        mime="application/octet-stream",
+        on_click="ignore",
+        width="stretch",
+    )
+    right.download_button(
+        "CSV (zip)",
+        lambda: csv_zip_bytes(result),
+        file_name="attnlab-stages-csv.zip",
+        mime="application/zip",
+        on_click="ignore",
+        width="stretch",
+    )
 
 
 def escaped(fields: dict[str, str]) -> dict[str, str]:
@@ -123,16 +149,21 @@ def answer_widget(question: Question, tokens: list[str]) -> Callable[[], Grade]:
     """Draw the input the question needs; returns how to grade what is in it (may raise AnswerError)."""
     key = f"present.answer.{question.uid}"
     if isinstance(question, ScalingQuestion):
-        letters = {c: f"{'ABC'[i]}. {t(f'present.question.scaling.choice_{c}')}" for i, c in enumerate(question.choices)}
+        letters = {
+            c: f"{'ABC'[i]}. {t(f'present.question.scaling.choice_{c}')}" for i, c in enumerate(question.choices)
+        }
         picked = st.radio(t("present.ui.your_answer"), list(letters), format_func=letters.get, key=key, index=None)
         return lambda: question.grade(picked or "")
     if isinstance(question, MaskQuestion) and question.form == "cells":
         cells = [(i, j) for i in range(question.t) for j in range(question.t)]
         names = {c: f"({c[0] + 1},{c[1] + 1}) {tokens[c[0]]} → {tokens[c[1]]}" for c in cells}
-        picked = st.multiselect(t("present.ui.pick_cells"), cells, format_func=names.get, key=key,
-                                placeholder=t("present.ui.none_blocked"))
+        picked = st.multiselect(
+            t("present.ui.pick_cells"), cells, format_func=names.get, key=key, placeholder=t("present.ui.none_blocked")
+        )
         return lambda: question.grade_cells(set(picked))
-    raw = st.text_input(t("present.ui.your_answer"), key=key, placeholder=t(question.hint_key, **question.prompt_fields))
+    raw = st.text_input(
+        t("present.ui.your_answer"), key=key, placeholder=t(question.hint_key, **question.prompt_fields)
+    )
     return lambda: question.grade(raw)
 
 

@@ -155,8 +155,19 @@ def head_view(run: EncoderRun) -> None:
     left, right = st.columns([3, 2])
     with left:
         tokens = list(run.tokens)
-        chart(matrix_figure(weights, tokens, tokens, kind="prob", title=name, highlight_row=query,
-                            row_name=t("stages.query"), col_name=t("stages.key")), "real.head_map")
+        chart(
+            matrix_figure(
+                weights,
+                tokens,
+                tokens,
+                kind="prob",
+                title=name,
+                highlight_row=query,
+                row_name=t("stages.query"),
+                col_name=t("stages.key"),
+            ),
+            "real.head_map",
+        )
     with right:
         chart(head_lines_figure(weights, run.tokens, query, t("real.lines_title")), "real.head_lines")
     st.caption(t("real.lines_help"))
@@ -168,7 +179,7 @@ def stages_view(model: Encoder, run: EncoderRun) -> None:
     layer, head, query = picked(run)
     steps = model.layer_steps(run, layer)
     tokens = list(run.tokens)
-    view = StageView(tokens, steps.x, steps.attention, (head,), False, query, bias=True)
+    view = StageView(tokens, steps.x, steps.attention, (head,), False, query, bias=True, layer=layer)
     st.caption(t("real.stages_help", layer=layer + 1, head=head + 1, d_k=model.d_k))
     for index, spec in enumerate(STAGES, start=1):
         draw(index, spec, view, f"real.st.{spec.key}")
@@ -182,8 +193,10 @@ def stages_view(model: Encoder, run: EncoderRun) -> None:
         st.latex(formula)
         st.caption(f"`({run.n_tokens}, {matrix.size(-1)})` · {t(f'real.after_{key}_note')}")
         cols = [f"d{i}" for i in range(matrix.size(-1))]
-        chart(matrix_figure(matrix.numpy(), tokens, cols, highlight_row=query, row_name=t("stages.token")),
-              f"real.after.{key}")
+        chart(
+            matrix_figure(matrix.numpy(), tokens, cols, highlight_row=query, row_name=t("stages.token")),
+            f"real.after.{key}",
+        )
 
 
 def picked_in_table(rows: list[tuple[int, int, float]]) -> Callable[[], None]:
@@ -202,20 +215,32 @@ def finder(run: EncoderRun) -> None:
     """Rank the 72 heads by one pattern score; picking a row opens that head."""
     scores = head_scores(run.attentions, run.tokens)
     labels = {p: t(f"real.pattern_{p}") for p in PATTERNS}
-    pattern = st.segmented_control(t("real.pattern"), PATTERNS, format_func=labels.get, key="real.pattern",
-                                   default="previous", required=True) or "previous"
+    pattern = (
+        st.segmented_control(
+            t("real.pattern"), PATTERNS, format_func=labels.get, key="real.pattern", default="previous", required=True
+        )
+        or "previous"
+    )
     st.caption(t(f"real.pattern_{pattern}_help"))
     grid = scores.of(pattern).numpy()  # (L, H)
     layers = [f"{t('real.layer')} {i + 1}" for i in range(N_LAYERS)]
     heads = [str(h + 1) for h in range(N_HEADS)]
-    chart(matrix_figure(grid, layers, heads, kind="prob", row_name=t("real.layer"), col_name=t("real.head"),
-                        text=True), "real.finder_grid")
+    chart(
+        matrix_figure(grid, layers, heads, kind="prob", row_name=t("real.layer"), col_name=t("real.head"), text=True),
+        "real.finder_grid",
+    )
     order = np.argsort(-grid, axis=None)
     rows = [(int(i) // N_HEADS + 1, int(i) % N_HEADS + 1, float(grid.flat[i])) for i in order]
     frame = pd.DataFrame(rows, columns=[t("real.layer"), t("real.head"), labels[pattern]])
-    st.dataframe(frame, hide_index=True, on_select=picked_in_table(rows), selection_mode="single-row",
-                 key="real.finder", height=300,
-                 column_config={labels[pattern]: st.column_config.NumberColumn(format="%.3f")})
+    st.dataframe(
+        frame,
+        hide_index=True,
+        on_select=picked_in_table(rows),
+        selection_mode="single-row",
+        key="real.finder",
+        height=300,
+        column_config={labels[pattern]: st.column_config.NumberColumn(format="%.3f")},
+    )
     st.caption(t("real.finder_help"))
 
 
@@ -231,8 +256,10 @@ def rollout_view(run: EncoderRun) -> None:
     with left:
         chart(matrix_figure(raw, tokens, tokens, title=t("real.raw_title", layer=layer + 1), **axes), "real.raw")
     with right:
-        chart(matrix_figure(rolled, tokens, tokens, title=t("real.rollout_title", layer=layer + 1), **axes),
-              "real.rollout")
+        chart(
+            matrix_figure(rolled, tokens, tokens, title=t("real.rollout_title", layer=layer + 1), **axes),
+            "real.rollout",
+        )
     st.info(t("real.rollout_honest"), icon=":material/info:")
 
 
@@ -245,8 +272,17 @@ def similarity_view(run: EncoderRun) -> None:
     cosine = float(run.embedding @ other.embedding)  # both are unit vectors
     st.metric(t("real.cosine"), f"{cosine:.4f}")
     both = np.stack([run.embedding.numpy(), other.embedding.numpy()])  # (2, 384)
-    chart(matrix_figure(both, [t("real.sentence_a"), t("real.sentence_b")], [f"d{i}" for i in range(both.shape[1])],
-                        row_name=t("real.sentence"), col_name=t("stages.dim"), text=False), "real.embeddings")
+    chart(
+        matrix_figure(
+            both,
+            [t("real.sentence_a"), t("real.sentence_b")],
+            [f"d{i}" for i in range(both.shape[1])],
+            row_name=t("real.sentence"),
+            col_name=t("stages.dim"),
+            text=False,
+        ),
+        "real.embeddings",
+    )
     st.caption(t("real.similarity_help"))
 
 
@@ -286,14 +322,19 @@ def check_panel(run: EncoderRun) -> None:
     with box, st.spinner(t("real.check_running")):
         result = checked(run.text)
     verdict = t("lab.check_pass") if result.passed else t("lab.check_fail")
-    (box.success if result.passed else box.error)(verdict, icon=":material/check_circle:" if result.passed else ":material/error:")
+    (box.success if result.passed else box.error)(
+        verdict, icon=":material/check_circle:" if result.passed else ":material/error:"
+    )
     rows = [
         (t("real.check_attention"), f"{result.attention_err:.1e}", f"≤ {result.tolerance:.0e}"),
         (t("real.check_hidden"), f"{result.hidden_err:.1e}", f"≤ {result.tolerance:.0e}"),
         (t("real.check_cosine"), f"{result.cosine:.7f}", f"≥ {result.min_cosine}"),
     ]
-    box.dataframe(pd.DataFrame(rows, columns=[t("lab.check_where"), t("real.check_value"), t("real.check_bound")]),
-                  hide_index=True, width="stretch")
+    box.dataframe(
+        pd.DataFrame(rows, columns=[t("lab.check_where"), t("real.check_value"), t("real.check_bound")]),
+        hide_index=True,
+        width="stretch",
+    )
     if not result.tokens_match:
         box.warning(t("real.check_tokens_differ"))
     box.caption(t("real.check_caption"))

@@ -38,6 +38,7 @@ class StageView:
     query: int | None = None  # a picked query row, outlined in every stage
     positions: bool = False  # X = E + PE
     bias: bool = False  # projections with a bias (a trained model): Q = X W_Q + b_Q
+    layer: int | None = None  # a trained model's layer (0-based): X is its embeddings or the layer before's output
 
     @property
     def one(self) -> int | None:
@@ -95,7 +96,20 @@ def plus_bias(letter: str, view: StageView) -> str:
 
 
 def x_formula(view: StageView) -> str:
+    if view.layer == 0:
+        return r"X = \mathrm{LayerNorm}(E_{\mathrm{token}} + E_{\mathrm{position}} + E_{\mathrm{segment}})"
+    if view.layer is not None:
+        return rf"X = Y^{{({view.layer})}}"
     return r"X = E + PE" if view.positions else r"X = E"
+
+
+def x_note(view: StageView) -> str:
+    """Where X came from: hashed embeddings here, a trained model's embeddings or its layer before."""
+    if view.layer == 0:
+        return t("stages.x_note_trained_first")
+    if view.layer is not None:
+        return t("stages.x_note_trained", before=view.layer)
+    return t("stages.x_note")
 
 
 def projection_formula(letter: str) -> Callable[[StageView], str]:
@@ -259,7 +273,7 @@ def split_note(view: StageView) -> str | None:
 
 
 STAGES: tuple[Stage, ...] = (
-    Stage("x", x_formula, model_shape("X"), x_figure, note("stages.x_note")),
+    Stage("x", x_formula, model_shape("X"), x_figure, x_note),
     Stage("q", projection_formula("Q"), projection_shape("Q"), projection_figure("q"), split_note),
     Stage("k", projection_formula("K"), projection_shape("K"), projection_figure("k"), split_note),
     Stage("v", projection_formula("V"), projection_shape("V"), projection_figure("v"), split_note),

@@ -1,4 +1,4 @@
-"""The Playground's "Compare with…": the same state run twice, one thing changed, both runs and their difference per stage."""
+"""The Playground's "Compare with…": one state run twice with one change: both runs and their difference per stage."""
 
 from __future__ import annotations
 
@@ -61,7 +61,9 @@ def draw_pair(index: int, pair: StageDiff, what: WhatIf, view: StageView) -> Non
         return
     breaks = head_breaks(what.base) if pair.step.head_blocks else []
     chart(
-        matrix_figure(diff, rows, cols, title=t("present.whatif.difference"), col_breaks=breaks, row_name=t("stages.token")),
+        matrix_figure(
+            diff, rows, cols, title=t("present.whatif.difference"), col_breaks=breaks, row_name=t("stages.token")
+        ),
         f"whatif.{index}.diff",
     )
     notes = [t("present.whatif.max_diff", d=f"{pair.max_abs:.3g}")]

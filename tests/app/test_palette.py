@@ -37,7 +37,9 @@ def used(fig: dict) -> tuple[set[tuple], set[str]]:
             found_scales.add(tuple(tuple(stop) for stop in trace["colorscale"]))
         for part in ("line", "marker", "textfont"):
             colour = (trace.get(part) or {}).get("color")
-            found_colours |= {c.lower() for c in ([colour] if isinstance(colour, str) else colour or [])} - {TRANSPARENT}
+            found_colours |= {c.lower() for c in ([colour] if isinstance(colour, str) else colour or [])} - {
+                TRANSPARENT
+            }
     for shape in fig["layout"].get("shapes", []):
         if (shape.get("line") or {}).get("color"):
             found_colours.add(shape["line"]["color"].lower())

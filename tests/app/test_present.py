@@ -76,7 +76,9 @@ def test_the_shape_question_hides_q_until_answered_and_grades_it(lang):
 
 def test_a_right_answer_in_full_width_digits_is_read_and_scored():
     at = open_page(PRESENT, step="2", text=TEXT)
-    at.text_input[0].input(f"（{len(TEXT.split())}，{LabConfig().d_model}）".translate(str.maketrans("0123456789", "０１２３４５６７８９")))
+    at.text_input[0].input(
+        f"（{len(TEXT.split())}，{LabConfig().d_model}）".translate(str.maketrans("0123456789", "０１２３４５６７８９"))
+    )
     button(at, "en", "present.ui.check").click().run()
     assert texts(at, "success") and not texts(at, "error")
     assert at.metric[0].value == "1 / 1"

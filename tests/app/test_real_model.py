@@ -39,6 +39,17 @@ def test_stages_of_a_real_head_end_in_the_layers_output():
     assert np.allclose(last, run.hidden[2].numpy(), atol=1e-5)  # layer 2's output is hidden[2]
 
 
+@pytest.mark.parametrize(("layer", "says"), [("1", "x_note_trained_first"), ("4", "x_note_trained")])
+def test_the_input_of_a_real_layer_is_said_to_come_from_the_model_not_from_a_hash(layer, says, lang):
+    at = open_page(REAL, view="stages", layer=layer, text="Hello world", lang=lang)
+    shown = " ".join(texts(at, "caption") + [m.value for m in at.markdown])
+    expected = catalog(lang)[f"stages.{says}"].format(before=int(layer) - 1)
+    assert expected in shown
+    assert catalog(lang)["stages.x_note"] not in shown
+    formulas = " ".join(m.value for m in at.latex)
+    assert ("LayerNorm" in formulas) if layer == "1" else (f"Y^{{({int(layer) - 1})}}" in formulas)
+
+
 def test_similarity_is_the_cosine_of_the_embeddings():
     a, b = "A cat sits on the mat.", "A dog lies on the rug."
     at = open_page(REAL, view="similarity", text=a, text_b=b)
@@ -47,9 +58,15 @@ def test_similarity_is_the_cosine_of_the_embeddings():
     assert at.metric[0].value == f"{expected:.4f}"
 
 
-@pytest.mark.parametrize(("query", "said"), [
-    ({"layer": "9"}, "layer=9"), ({"head": "zero"}, "head=zero"), ({"q": "-4"}, "q=-4"), ({"view": "<b>"}, "view=<b>"),
-])
+@pytest.mark.parametrize(
+    ("query", "said"),
+    [
+        ({"layer": "9"}, "layer=9"),
+        ({"head": "zero"}, "head=zero"),
+        ({"q": "-4"}, "q=-4"),
+        ({"view": "<b>"}, "view=<b>"),
+    ],
+)
 def test_bad_values_in_the_link_are_replaced_and_said(query, said, lang):
     at = open_page(REAL, lang=lang, **query)
     assert_clean(at)

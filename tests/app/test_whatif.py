@@ -1,4 +1,4 @@
-"""The Playground's "Compare with…": its difference equals the difference of two Playground runs read from their charts."""
+"""The Playground's "Compare with…": its difference equals that of two Playground runs read from their charts."""
 
 from __future__ import annotations
 

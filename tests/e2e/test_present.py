@@ -1,4 +1,4 @@
-"""Presenter mode and the Real model page in Chromium: a shared link stepped through, a question answered, the pack taken offline."""
+"""Presenter mode and the Real model page in Chromium: a link stepped through, a question answered, the pack offline."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Contract 7: `bash deploy/replicas.sh N PORT` serves one shared link identically from every replica, and stops cleanly."""
+"""Contract 7: `bash deploy/replicas.sh N PORT` serves a shared link identically from every replica, stops cleanly."""
 
 from __future__ import annotations
 
@@ -28,8 +28,13 @@ def front():
         pytest.skip("no nginx (apt-get install nginx) to put in front of the replicas")
     port = free_port()
     proc = subprocess.Popen(
-        ["bash", "deploy/replicas.sh", "2", str(port)], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-        text=True, env={**os.environ, "ATTNLAB_FRONT_ADDRESS": "127.0.0.1"}, start_new_session=True,
+        ["bash", "deploy/replicas.sh", "2", str(port)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env={**os.environ, "ATTNLAB_FRONT_ADDRESS": "127.0.0.1"},
+        start_new_session=True,
     )
     lines, deadline = [], time.monotonic() + 240
     while time.monotonic() < deadline:
@@ -54,7 +59,7 @@ def alive(pid: int) -> bool:
 
 
 def visit(browser, url: str):
-    """A new browser (its own affinity cookie) on the shared link; returns (context, tab, the replica that served it)."""
+    """A new browser (its own affinity cookie) on the shared link; returns (context, tab, the replica serving it)."""
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
     tab = context.new_page()
     replica: list[str] = []

@@ -17,7 +17,10 @@ def test_thirty_sessions_settle_in_time_with_no_cross_talk_and_no_leak(tmp_path)
     out = tmp_path / "load.json"
     done = subprocess.run(
         [sys.executable, "scripts/load.py", "--sessions", "30", "--loads", "200", "--out", str(out)],
-        cwd=ROOT, capture_output=True, text=True, timeout=1800,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=1800,
     )
     report = json.loads(out.read_text())
     burst = report["burst"]
