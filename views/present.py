@@ -16,11 +16,11 @@ def main() -> None:
     result = lab.compute()
     present.sidebar(result)
     lab.save(present.PRESENT)
-    st.title(t("nav.present"))
+    if not result.tokens:
+        st.title(t("nav.present"))  # with a sentence, its tokens and the step take the title's place
     if not lab.text_status(result):
         return
     present.sentence(result)
-    present.step_picker()
     present.navigator("top")
     shown = stages.head_picker(lab.LAB, "head", result.steps.n_heads, len(result.tokens))
     view = stages.StageView(

@@ -36,6 +36,7 @@ PROJECTOR_CSS = """<style>
 [data-testid="stMain"] [data-testid="stMarkdownContainer"] p { font-size: 1.35rem; line-height: 1.5; }
 [data-testid="stMain"] [data-testid="stCaptionContainer"] { font-size: 1.15rem; }
 [data-testid="stMain"] .katex { font-size: 1.6em; }
+[data-testid="stMain"] h2 { padding-top: 0.25rem; }
 </style>"""  # presenter only: type read from the back of a room
 FALLBACK_URL = "http://localhost:8501"  # the pack's link back when the server cannot tell its own address
 
@@ -50,24 +51,28 @@ def go(delta: int) -> Callable[[], None]:
 
 
 def navigator(where: str) -> None:
-    """Previous, 'step k of 11', next: the same bar above and below the stage."""
-    k = PRESENT["step"]
-    back, middle, ahead = st.columns([1, 2, 1], vertical_alignment="center")
+    """Previous, then the step strip on top or 'step k of 11' below, then next: one row, so the stage starts high."""
+    k, top = PRESENT["step"], where == "top"
+    back, middle, ahead = st.columns([1, 4, 1] if top else [1, 2, 1], vertical_alignment="center")
     back.button(
         t("present.ui.previous"),
         key=f"present.back.{where}",
         on_click=go(-1),
         disabled=k == 1,
-        icon=":material/arrow_back:",
+        icon=None if top else ":material/arrow_back:",  # beside the strip a label has no room for an icon
         width="stretch",
     )
-    middle.markdown(f"**{t('present.ui.step_of', k=k, n=N_STEPS)}**", text_alignment="center")
+    with middle:
+        if top:
+            step_picker()
+        else:
+            st.markdown(f"**{t('present.ui.step_of', k=k, n=N_STEPS)}**", text_alignment="center")
     ahead.button(
         t("present.ui.next"),
         key=f"present.ahead.{where}",
         on_click=go(1),
         disabled=k == N_STEPS,
-        icon=":material/arrow_forward:",
+        icon=None if top else ":material/arrow_forward:",
         icon_position="right",
         width="stretch",
         type="primary",
@@ -212,21 +217,25 @@ def teacher_notes(k: int) -> None:
 
 
 def screen(result: LabResult, view: StageView) -> None:
-    """The stage of the current step: title, formula, shape and explanation, then the questions, then the matrix."""
+    """The stage of the current step: title, formula and shape, the questions, the matrix, then its explanation.
+
+    The matrix comes before the prose so that at 1280 x 720 a short sentence's matrix is on screen without scrolling.
+    """
     k = PRESENT["step"]
     spec = STAGES[k - 1]
     st.markdown(f"## {k}. {t(f'present.step.{k}.title')}")
     st.latex(spec.formula(view))
     st.caption(spec.shape(view))
-    st.markdown(t(f"present.step.{k}.text"))
-    teacher_notes(k)
     if questions(result, view):
         chart(projector(spec.figure(view), n_rows=len(result.tokens)), f"present.chart.{k}")
+    st.markdown(t(f"present.step.{k}.text"))
+    teacher_notes(k)
 
 
 def sentence(result: LabResult) -> None:
-    """The tokens on screen, each as inert text, so the room knows which rows and columns are which."""
-    st.markdown(" ".join(code(tok, 24) for tok in result.tokens))
+    """The page's name, 'step k of 11', and the tokens as inert text, so the room knows the rows and columns."""
+    where = t("present.ui.step_of", k=PRESENT["step"], n=N_STEPS)
+    st.markdown(f"**{t('nav.present')}** · {where} · " + " ".join(code(tok, 24) for tok in result.tokens))
 
 
 def step_picker() -> None:
