@@ -87,3 +87,17 @@ def test_scripts_reach_attnlab_as_an_installed_package_not_by_editing_sys_path(s
         and ("ROOT" in ast.unparse(node) or "parent" in ast.unparse(node))
     ]
     assert not edits, f"{script} puts the repository on sys.path at line(s) {edits}"
+
+
+def test_the_readme_layout_names_every_module():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    missing = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        rel = path.relative_to(ROOT)
+        if path.name == "__init__.py" or "locales" in rel.parts:
+            continue
+        whole = f"`{rel.as_posix()}`" in readme or f"`{rel.as_posix()}`," in readme
+        in_package = len(rel.parts) > 2 and f"`{rel.parent.as_posix()}/`" in readme and f"`{path.stem}`" in readme
+        if not (whole or in_package):
+            missing.append(rel.as_posix())
+    assert not missing, f"README's layout table does not name: {missing}"
