@@ -21,6 +21,7 @@ def main() -> None:
     if not lab.text_status(result):
         return
     present.sentence(result)
+    present.step_picker()
     present.navigator("top")
     shown = stages.head_picker(lab.LAB, "head", result.steps.n_heads, len(result.tokens))
     view = stages.StageView(

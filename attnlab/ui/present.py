@@ -51,28 +51,24 @@ def go(delta: int) -> Callable[[], None]:
 
 
 def navigator(where: str) -> None:
-    """Previous, then the step strip on top or 'step k of 11' below, then next: one row, so the stage starts high."""
-    k, top = PRESENT["step"], where == "top"
-    back, middle, ahead = st.columns([1, 4, 1] if top else [1, 2, 1], vertical_alignment="center")
+    """Previous, 'step k of 11', next: the same bar above and below the stage."""
+    k = PRESENT["step"]
+    back, middle, ahead = st.columns(3, vertical_alignment="center")  # thirds: "Previous" fits at 150 % zoom
     back.button(
         t("present.ui.previous"),
         key=f"present.back.{where}",
         on_click=go(-1),
         disabled=k == 1,
-        icon=None if top else ":material/arrow_back:",  # beside the strip a label has no room for an icon
+        icon=":material/arrow_back:",
         width="stretch",
     )
-    with middle:
-        if top:
-            step_picker()
-        else:
-            st.markdown(f"**{t('present.ui.step_of', k=k, n=N_STEPS)}**", text_alignment="center")
+    middle.markdown(f"**{t('present.ui.step_of', k=k, n=N_STEPS)}**", text_alignment="center")
     ahead.button(
         t("present.ui.next"),
         key=f"present.ahead.{where}",
         on_click=go(1),
         disabled=k == N_STEPS,
-        icon=None if top else ":material/arrow_forward:",
+        icon=":material/arrow_forward:",
         icon_position="right",
         width="stretch",
         type="primary",
@@ -233,9 +229,8 @@ def screen(result: LabResult, view: StageView) -> None:
 
 
 def sentence(result: LabResult) -> None:
-    """The page's name, 'step k of 11', and the tokens as inert text, so the room knows the rows and columns."""
-    where = t("present.ui.step_of", k=PRESENT["step"], n=N_STEPS)
-    st.markdown(f"**{t('nav.present')}** · {where} · " + " ".join(code(tok, 24) for tok in result.tokens))
+    """The page's name and the tokens as inert text, so the room knows which rows and columns are which."""
+    st.markdown(f"**{t('nav.present')}** · " + " ".join(code(tok, 24) for tok in result.tokens))
 
 
 def step_picker() -> None:
