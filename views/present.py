@@ -16,14 +16,13 @@ def main() -> None:
     result = lab.compute()
     present.sidebar(result)
     lab.save(present.PRESENT)
-    if not result.tokens:
-        st.title(t("nav.present"))  # with a sentence, its tokens and the step take the title's place
+    st.title(t("nav.present"))
     if not lab.text_status(result):
         return
     present.sentence(result)
     present.step_picker()
     present.navigator("top")
-    shown = stages.head_picker(lab.LAB, "head", result.steps.n_heads, len(result.tokens))
+    shown = stages.head_picker(lab.LAB, "head", result.steps.n_heads, len(result.tokens), label_visibility="collapsed")
     view = stages.StageView(
         result.tokens,
         result.x,

@@ -36,6 +36,8 @@ PROJECTOR_CSS = """<style>
 [data-testid="stMain"] [data-testid="stMarkdownContainer"] p { font-size: 1.35rem; line-height: 1.5; }
 [data-testid="stMain"] [data-testid="stCaptionContainer"] { font-size: 1.15rem; }
 [data-testid="stMain"] .katex { font-size: 1.6em; }
+[data-testid="stMainBlockContainer"] { padding-top: 3.5rem; }
+[data-testid="stMain"] h1 { font-size: 1.75rem; padding: 0 0 0.25rem 0; }
 [data-testid="stMain"] h2 { padding-top: 0.25rem; }
 </style>"""  # presenter only: type read from the back of a room
 FALLBACK_URL = "http://localhost:8501"  # the pack's link back when the server cannot tell its own address
@@ -229,8 +231,8 @@ def screen(result: LabResult, view: StageView) -> None:
 
 
 def sentence(result: LabResult) -> None:
-    """The page's name and the tokens as inert text, so the room knows which rows and columns are which."""
-    st.markdown(f"**{t('nav.present')}** · " + " ".join(code(tok, 24) for tok in result.tokens))
+    """The tokens on screen, each as inert text, so the room knows which rows and columns are which."""
+    st.markdown(" ".join(code(tok, 24) for tok in result.tokens))
 
 
 def step_picker() -> None:

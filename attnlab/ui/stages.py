@@ -354,11 +354,11 @@ def shown_heads(choice: int, n_heads: int, t_len: int = 0) -> tuple[int, ...]:
     return head_groups(n_heads, t_len)[-choice]
 
 
-def head_picker(page: PageState, name: str, n_heads: int, t_len: int = 0) -> tuple[int, ...]:
+def head_picker(page: PageState, name: str, n_heads: int, t_len: int = 0, **kw) -> tuple[int, ...]:
     """Choose the heads on screen (buttons when the choices are few, a dropdown for many); returns them."""
     labels = head_options(n_heads, t_len)
     if page[name] not in labels:
         page[name] = 0
     widget = segmented if len(labels) <= MAX_PANELS + 1 else selectbox
-    widget(page, name, t("stages.view"), options=list(labels), labels=labels)
+    widget(page, name, t("stages.view"), options=list(labels), labels=labels, **kw)
     return shown_heads(page[name], n_heads, t_len)
