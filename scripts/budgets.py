@@ -141,9 +141,7 @@ def sentence(i: int, words: int = 30) -> str:
 
 def real_model_budget(browser, served, changes: int) -> dict:
     """The model's first load (time and server memory) and a Real model rerun at 32 tokens (server CPU, wall)."""
-    from playwright.sync_api import Page
-
-    tab: Page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    tab = browser.new_page(viewport={"width": 1400, "height": 1000})
     open_app(tab, served.url, "/lessons")
     before = rss_bytes(served.proc.pid)
     start = time.perf_counter()

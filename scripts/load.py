@@ -24,6 +24,7 @@ import statistics
 import sys
 import threading
 import time
+from dataclasses import dataclass
 
 from attnlab.testing import (
     BROWSER_ARGS,
@@ -125,13 +126,22 @@ class CpuTrace:
         return last
 
 
-def burst(tabs: list, wires: list[Wire], pid: int | None) -> dict[str, list[float]]:
+@dataclass(frozen=True)
+class Burst:
+    """What one burst measured (see `burst`)."""
+
+    answered: list[float]  # per session: first click of the burst leaving a browser -> its script_finished arriving
+    drawn: list[float]  # per session: the planned moment -> every chart drawn in this one browser
+    click_spread: float  # first to last click leaving the browsers
+    server_busy: float | None  # the planned moment -> the server's last busy 100 ms (None: no server pid here)
+    server_profile: list[tuple[float, float]]  # (seconds after the moment, server CPU seconds since), every 0.5 s
+
+
+def burst(tabs: list, wires: list[Wire], pid: int | None) -> Burst:
     """Every tab clicks its causal toggle at the same wall-clock moment (a timer armed in each page beforehand).
 
-    Returns per session: `answered`, seconds from the first click of the burst leaving any browser to
-    the server's script_finished reaching this one (what a student on their own device waits for,
-    before drawing); `drawn`, seconds from the planned moment to every chart drawn in this tab, with all
-    30 tabs drawing on this one machine (the driver's own cost, which a real class spreads over 30 devices).
+    `answered` is what a student on their own device waits for before drawing; `drawn` has all 30 tabs
+    drawing on this one machine (the driver's own cost, which a real class spreads over 30 devices).
     """
     for wire in wires:
         wire.clear()
@@ -147,23 +157,16 @@ def burst(tabs: list, wires: list[Wire], pid: int | None) -> dict[str, list[floa
     first_click = min(wire.sent[0] for wire in wires)
     answered = [wire.finished[0] - first_click for wire in wires]
     spread = max(wire.sent[0] for wire in wires) - first_click
-    busy = trace.busy_until(moment)
-    return {
-        "answered": answered,
-        "drawn": drawn,
-        "click_spread": [spread],
-        "server_busy": [] if busy is None else [busy],
-        "server_cpu_profile": trace.profile(moment),
-    }
+    return Burst(answered, drawn, spread, trace.busy_until(moment), trace.profile(moment))
 
 
-def settled_in_time(times: dict[str, list[float]], alone_s: float) -> bool:
+def settled_in_time(times: Burst, alone_s: float) -> bool:
     """Within the budget: the server done with every session, plus one student's own drawing of the answer.
 
     With a local server the server's CPU trace decides (the browsers' network timestamps are late when
     30 renderers share this machine's cores); through --url only the network timestamps are there.
     """
-    done = times["server_busy"][0] if times["server_busy"] else max(times["answered"])
+    done = times.server_busy if times.server_busy is not None else max(times.answered)
     return done + alone_s <= SETTLE_BUDGET_S
 
 
@@ -200,15 +203,15 @@ def sessions(browser, url: str, n: int, pid: int | None) -> dict:
     per_session = (rss_idle - rss_before) / n if pid else None
     return {
         "sessions": n,
-        "server_busy_until_s": times["server_busy"][0] if times["server_busy"] else None,
-        "server_cpu_after_the_moment": times["server_cpu_profile"],
-        "answered_p50_s": statistics.median(times["answered"]),
-        "answered_max_s": max(times["answered"]),
+        "server_busy_until_s": times.server_busy,
+        "server_cpu_after_the_moment": times.server_profile,
+        "answered_p50_s": statistics.median(times.answered),
+        "answered_max_s": max(times.answered),
         "settle_budget_s": SETTLE_BUDGET_S,
-        "clicks_spread_s": times["click_spread"][0],
+        "clicks_spread_s": times.click_spread,
         "one_change_alone_drawn_s": statistics.median(alone),
-        "drawn_in_one_browser_p50_s": statistics.median(times["drawn"]),
-        "drawn_in_one_browser_max_s": max(times["drawn"]),
+        "drawn_in_one_browser_p50_s": statistics.median(times.drawn),
+        "drawn_in_one_browser_max_s": max(times.drawn),
         "server_cpu_s_for_the_burst": cpu,
         "server_rss_before_mib": rss_before / MIB if pid else None,
         "server_rss_idle_mib": rss_idle / MIB if pid else None,

@@ -68,6 +68,12 @@ def png_uri(picture: np.ndarray) -> str:
     return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode()
 
 
+def numbered_axis(centres: list[float], title: str, **extra) -> dict:
+    """An axis of the model view's picture: one tick, counted from 1, at the centre of each layer or head."""
+    ticks = [str(i + 1) for i in range(len(centres))]
+    return dict(showgrid=False, zeroline=False, tickvals=centres, ticktext=ticks, title=title, **extra)
+
+
 def model_view_figure(
     attentions: np.ndarray, layer_name: str, head_name: str, picked: tuple[int, int] | None = None
 ) -> Prebuilt:
@@ -100,26 +106,11 @@ def model_view_figure(
             showlegend=False,
         ),
     ]
-    axis = dict(showgrid=False, zeroline=False)
     layout = dict(
         BASE_LAYOUT,
         height=int(110 + 75 * n_layers),
-        xaxis=dict(
-            axis,
-            tickvals=centres_x,
-            ticktext=[str(h + 1) for h in range(n_heads)],
-            title=head_name,
-            side="top",
-            range=[-GAP, picture.shape[1] + GAP],
-        ),
-        yaxis=dict(
-            axis,
-            tickvals=centres_y,
-            ticktext=[str(layer + 1) for layer in range(n_layers)],
-            title=layer_name,
-            autorange="reversed",
-            scaleanchor="x",
-        ),
+        xaxis=numbered_axis(centres_x, head_name, side="top", range=[-GAP, picture.shape[1] + GAP]),
+        yaxis=numbered_axis(centres_y, layer_name, autorange="reversed", scaleanchor="x"),
         dragmode="zoom",
     )
     if picked is not None:

@@ -112,23 +112,12 @@ def pack_downloads(config: LabConfig, result: LabResult) -> None:
         on_click="ignore",
         width="stretch",
     )
-    left, right = st.columns(2)
-    left.download_button(
-        "NPZ",
-        lambda: npz_bytes(result),
-        file_name="attnlab-stages.npz",
-        mime="application/octet-stream",
-        on_click="ignore",
-        width="stretch",
+    matrices = (  # label, bytes built on click, file name, MIME type
+        ("NPZ", lambda: npz_bytes(result), "attnlab-stages.npz", "application/octet-stream"),
+        ("CSV (zip)", lambda: csv_zip_bytes(result), "attnlab-stages-csv.zip", "application/zip"),
     )
-    right.download_button(
-        "CSV (zip)",
-        lambda: csv_zip_bytes(result),
-        file_name="attnlab-stages-csv.zip",
-        mime="application/zip",
-        on_click="ignore",
-        width="stretch",
-    )
+    for column, (label, data, name, mime) in zip(st.columns(2), matrices, strict=True):
+        column.download_button(label, data, file_name=name, mime=mime, on_click="ignore", width="stretch")
 
 
 def escaped(fields: dict[str, str]) -> dict[str, str]:
