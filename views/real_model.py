@@ -25,7 +25,7 @@ def main() -> None:
     real.check_panel(run)
     view = real.view_picker()
     if view == "model":
-        real.model_view(run, state.APP["palette"])
+        real.model_view(run)
     elif view == "head":
         real.head_view(run)
     elif view == "stages":

@@ -46,13 +46,17 @@ def pooled(maps: np.ndarray, side: int) -> np.ndarray:
     return np.maximum.reduceat(np.maximum.reduceat(maps, starts, axis=-2), starts, axis=-1)
 
 
-def thumbnails(attentions: np.ndarray) -> np.ndarray:
-    """(L, H, T, T) weights in [0, 1] -> one RGB picture with the maps in a layers x heads grid."""
-    n_layers, n_heads, t, _ = attentions.shape
-    side = thumb_side(t)
+def thumbnail_levels(attentions: np.ndarray) -> np.ndarray:
+    """(L, H, T, T) weights in [0, 1] -> (L, H, side, side) uint8 levels: numbers only, the same for every palette."""
+    side = thumb_side(attentions.shape[-1])
+    return np.clip((pooled(attentions, side) * 255).round(), 0, 255).astype(np.uint8)
+
+
+def thumbnails(levels: np.ndarray) -> np.ndarray:
+    """(L, H, side, side) levels -> one RGB picture in the current palette, the maps in a layers x heads grid."""
+    n_layers, n_heads, side, _ = levels.shape
     table = lookup_table(current().prob)
     picture = np.full((n_layers * (side + GAP) - GAP, n_heads * (side + GAP) - GAP, 3), 255, dtype=np.uint8)
-    levels = np.clip((pooled(attentions, side) * 255).round(), 0, 255).astype(np.intp)  # (L, H, side, side)
     for layer in range(n_layers):
         for head in range(n_heads):
             tile = table[levels[layer, head]]  # (side, side, 3)
@@ -75,12 +79,19 @@ def numbered_axis(centres: list[float], title: str, **extra) -> dict:
 
 
 def model_view_figure(
-    attentions: np.ndarray, layer_name: str, head_name: str, picked: tuple[int, int] | None = None
+    attentions: np.ndarray,
+    layer_name: str,
+    head_name: str,
+    picked: tuple[int, int] | None = None,
+    levels: np.ndarray | None = None,
 ) -> Prebuilt:
-    """Every head of every layer as a small map; each map carries a clickable marker naming its layer and head."""
-    n_layers, n_heads, t, _ = attentions.shape
-    picture = thumbnails(attentions)
-    side = thumb_side(t)
+    """Every head of every layer as a small map; each map carries a clickable marker naming its layer and head.
+
+    `levels` (from `thumbnail_levels(attentions)`) may be passed when a cache already holds them.
+    """
+    levels = thumbnail_levels(attentions) if levels is None else levels  # (L, H, side, side)
+    n_layers, n_heads, side, _ = levels.shape
+    picture = thumbnails(levels)
     step = side + GAP
     centres_x = [h * step + side / 2 for h in range(n_heads)]
     centres_y = [layer * step + side / 2 for layer in range(n_layers)]

@@ -1,7 +1,9 @@
 """The Real model page's parts: the shared model and runs, the token line, and one function per view.
 
-The encoder and each sentence's run are `st.cache_resource` values shared by every session, so
-nothing here may change them. The model is read only when this page first runs in a process.
+The encoder, each sentence's run and its pooled overview are `st.cache_resource` values shared by every
+session, so nothing here may change them, and they hold numbers only: text and colours depend on the
+session (language, palette), so every figure is built per session. The model is read only when this page
+first runs in a process.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import pandas as pd
 import streamlit as st
 
 from attnlab.figures import matrix_figure
-from attnlab.figures.pretrained import head_lines_figure, model_view_figure
+from attnlab.figures.pretrained import head_lines_figure, model_view_figure, thumbnail_levels
 from attnlab.params import choice_param, int_param, text_param
 from attnlab.pretrained import MAX_TOKENS, PATTERNS, Encoder, EncoderRun, ModelMissing, head_scores, load_minilm
 from attnlab.pretrained import rollout as rollout_of
@@ -54,10 +56,11 @@ def run_of(text: str) -> EncoderRun:
 
 
 @st.cache_resource(show_spinner=False, max_entries=RUNS_KEPT)
-def model_picture(text: str, palette: str, picked: tuple[int, int]) -> object:
-    """The 72-map overview of one run (drawing it costs more than the run)."""
-    del palette  # part of the cache key: the picture's colours come from the current palette
-    return model_view_figure(run_of(text).attentions.numpy(), t("real.layer"), t("real.head"), picked)
+def overview_levels(text: str) -> np.ndarray:
+    """The 72 maps of one run pooled to thumbnails (read-only numbers; colours and labels are added per session)."""
+    levels = thumbnail_levels(run_of(text).attentions.numpy())  # (L, H, side, side)
+    levels.setflags(write=False)
+    return levels
 
 
 def load() -> Encoder | None:
@@ -132,12 +135,13 @@ def picked_on_chart() -> None:
         open_head(*chosen[0])
 
 
-def model_view(run: EncoderRun, palette: str) -> None:
-    """All 72 heads at once; a click on one opens it."""
+def model_view(run: EncoderRun) -> None:
+    """All 72 heads at once, in this session's language and palette; a click on one opens it."""
     layer, head, _ = picked(run)
     st.caption(t("real.model_help"))
+    levels = overview_levels(run.text)
     st.plotly_chart(
-        model_picture(run.text, palette, (layer, head)),
+        model_view_figure(run.attentions.numpy(), t("real.layer"), t("real.head"), (layer, head), levels),
         width="stretch",
         on_select=picked_on_chart,
         selection_mode="points",
