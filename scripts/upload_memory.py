@@ -165,7 +165,7 @@ def hostile_files() -> dict[str, tuple[str, bytes]]:
 
 
 def load_module(path: str):
-    """The loader under test, imported from a file path (another revision's weights_io.py works too)."""
+    """The loader under test, imported from a file path (another revision's works too)."""
     spec = importlib.util.spec_from_file_location("weights_io_under_test", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -216,7 +216,7 @@ def measure(loader: str, name: str, path: Path, mode: str, limit_gib: float) -> 
 def main() -> None:
     """Build every hostile file, load each in fresh subprocesses, print a table."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--loader", default=str(ROOT / "attnlab" / "weights_io.py"))
+    parser.add_argument("--loader", default=str(ROOT / "attnlab" / "weights_io" / "__init__.py"))
     parser.add_argument("--out", default="/tmp/attnlab-upload-memory", help="where the hostile files are written")
     parser.add_argument("--limit-gib", type=float, default=6.0, help="address space a child may add")
     parser.add_argument("--child", nargs=5, help=argparse.SUPPRESS)
