@@ -6,82 +6,36 @@ Plotly only through `figures.text`, which escapes it; colours come from the curr
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Literal
 
 import numpy as np
 import plotly.graph_objects as go
-import plotly.io as pio
-from _plotly_utils.utils import to_typed_array_spec
-from plotly.basedatatypes import BaseFigure
 
 from attnlab.figures.palette import current
+from attnlab.figures.prebuilt import BASE_LAYOUT, Prebuilt, colorscale, expanded_scale, typed
+from attnlab.figures.projector import projector
 from attnlab.figures.text import label, unique_labels
+
+__all__ = [  # the builders, and what other modules have imported from here
+    "BASE_LAYOUT",
+    "Prebuilt",
+    "dot_product_hover",
+    "expanded_scale",
+    "grid_figure",
+    "head_columns_figure",
+    "heatmap_traces",
+    "matrices_figure",
+    "matrix_figure",
+    "projector",
+    "vector",
+]
 
 Kind = Literal["signed", "prob", "positive"]
 TEXT_CELLS = 160  # write each cell's value on the chart when the matrix is at most this big
 BIG_CELLS = 1024  # above this many cells a chart sends float32 instead of float64
 GAP_SIDE = 64  # up to this many rows and columns cells are drawn apart; beyond, a gap is under a pixel wide and
 # Plotly draws gapped cells one by one (2.4x slower for a 128 x 1536 matrix in Chromium)
-
-NO_TEMPLATE = go.Layout(template="none").to_plotly_json()["template"]  # Plotly's "none", spelled out
-BASE_LAYOUT = dict(
-    template=NO_TEMPLATE,
-    font=dict(family="Noto Sans, Noto Sans CJK SC, sans-serif", size=13),
-    margin=dict(l=10, r=10, t=36, b=10),
-    paper_bgcolor="rgba(0,0,0,0)",
-    plot_bgcolor="rgba(0,0,0,0)",
-)
-pio.templates["attnlab"] = go.layout.Template(layout={k: v for k, v in BASE_LAYOUT.items() if k != "template"})
-pio.templates.default = "attnlab"  # every figure starts from ours: Plotly's default template costs a deep copy each
-
-
-class Prebuilt(BaseFigure):
-    """A figure handed over as the JSON it becomes: Streamlit and plotly.io read `to_dict()` as it is.
-
-    Plotly builds a figure property by property, validating each, and Streamlit then deep-copies it;
-    for a page of heatmaps that costs more than the rest of a rerun. The specs built here are valid by
-    construction (colour scales expanded, arrays typed, the template resolved), so none of that runs:
-    the object is a BaseFigure only so Streamlit and plotly.io take it as one. Read it through
-    `to_dict()` (read-only), or `figure()` for a full Plotly figure.
-    """
-
-    def __init__(self, spec: dict[str, Any]) -> None:  # no BaseFigure state is built, on purpose
-        self._spec = spec
-
-    def to_dict(self) -> dict[str, Any]:
-        """The figure's JSON structure (not a copy: treat it as read-only)."""
-        return self._spec
-
-    def to_plotly_json(self) -> dict[str, Any]:
-        """The same structure, for plotly.io."""
-        return self._spec
-
-    def figure(self) -> go.Figure:
-        """A full, validated Plotly figure of the same spec (slow: for exports and inspection)."""
-        return go.Figure(self._spec)
-
-    def __repr__(self) -> str:
-        return f"Prebuilt({len(self._spec.get('data', []))} traces)"
-
-
-@functools.cache
-def expanded_scale(scale: str | tuple) -> tuple:
-    """A colour scale as [[stop, colour], ...], the form Plotly writes (named scales such as RdBu_r resolved)."""
-    named = scale if isinstance(scale, str) else [list(stop) for stop in scale]
-    return tuple(tuple(stop) for stop in go.Heatmap(colorscale=named).colorscale)
-
-
-def colorscale(scale: str | list) -> list[list]:
-    """A palette scale ready for a prebuilt figure."""
-    key = scale if isinstance(scale, str) else tuple(tuple(stop) for stop in scale)
-    return [list(stop) for stop in expanded_scale(key)]
-
-
-def typed(a: np.ndarray) -> dict[str, str]:
-    """A numeric array as Plotly's typed-array JSON (base64), which is what a validated figure sends."""
-    return to_typed_array_spec(np.ascontiguousarray(a))
 
 
 def _zrange(m: np.ndarray, kind: Kind) -> dict:
@@ -344,34 +298,3 @@ def head_columns_figure(d_model: int, n_heads: int, head_names: Sequence[str]) -
 def vector(values: np.ndarray) -> np.ndarray:
     """A 1-D vector as a one-row matrix, for matrix_figure."""
     return np.asarray(values, dtype=np.float64).reshape(1, -1)
-
-
-PROJECTOR_FONT = 20  # px: labels and titles legible from the back of a classroom at 1280 x 720
-PROJECTOR_TEXT_MAX_ROWS = 12  # up to this many rows every cell carries its number
-
-
-def projector(fig: Prebuilt, *, n_rows: int) -> Prebuilt:
-    """The same figure for a projector: large type, every row and column label kept, numbers in cells for short texts.
-
-    Returns a new figure; the one passed in is left as it was.
-    """
-    spec = fig.to_dict()
-    layout = dict(spec["layout"], font=dict(BASE_LAYOUT["font"], size=PROJECTOR_FONT))
-    layout["height"] = max(480, int(layout.get("height", 400) * 1.5))
-    for name, axis in spec["layout"].items():
-        if name.startswith(("xaxis", "yaxis")):
-            layout[name] = dict(axis, dtick=1, tickfont=dict(size=PROJECTOR_FONT), automargin=True)
-    layout["annotations"] = [dict(a, font=dict(size=PROJECTOR_FONT + 2)) for a in spec["layout"].get("annotations", [])]
-    values = n_rows <= PROJECTOR_TEXT_MAX_ROWS
-    data = []
-    for trace in spec["data"]:
-        trace = dict(trace)
-        if trace.get("type") == "heatmap":
-            cols = len(trace.get("x") or [])
-            size = PROJECTOR_FONT - 2 if cols <= 12 else 12
-            if trace.get("name") == "blocked":
-                trace["textfont"] = dict(trace.get("textfont", {}), size=size)
-            elif values:
-                trace.update(texttemplate="%{z:.2f}", textfont=dict(size=size))
-        data.append(trace)
-    return Prebuilt(dict(data=data, layout=layout))

@@ -15,8 +15,8 @@ import numpy as np
 from PIL import Image
 from plotly.colors import sample_colorscale, unlabel_rgb
 
-from attnlab.figures.matrix import BASE_LAYOUT, Prebuilt, expanded_scale
 from attnlab.figures.palette import TRANSPARENT, current
+from attnlab.figures.prebuilt import BASE_LAYOUT, Prebuilt, expanded_scale
 from attnlab.figures.text import label
 
 THUMB = 64  # pixels per attention map in the overview: longer texts are max-pooled down to it

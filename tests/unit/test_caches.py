@@ -11,7 +11,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SOURCES = sorted([*ROOT.joinpath("attnlab").rglob("*.py"), *ROOT.joinpath("views").glob("*.py"), ROOT / "app.py"])
 UNBOUNDED_OK = {  # caches whose keys come from a fixed, small set, never from user input
     ("catalog", "attnlab/ui/i18n.py"),  # one entry per language
-    ("expanded_scale", "attnlab/figures/matrix.py"),  # one entry per palette colour scale
+    ("expanded_scale", "attnlab/figures/prebuilt.py"),  # one entry per palette colour scale
 }
 
 
