@@ -14,6 +14,7 @@ from attnlab.ui.pages import PAGES
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "attnlab"
 UI_LAYERS = ("attnlab.ui", "attnlab.figures", "attnlab.export_html")  # the only places that may draw
+MAX_MODULE_LINES = 350
 TOOLING = ("attnlab.testing",)  # drives a served app from tests and scripts; reads Streamlit's wire format
 
 
@@ -59,6 +60,15 @@ def test_core_modules_never_reach_up_into_the_ui(module):
 @pytest.mark.parametrize("module", [m for m in MODULES if m.startswith("attnlab.figures")])
 def test_figures_know_nothing_of_streamlit(module):
     assert not [m for m in imports_of(module) if m.startswith("attnlab.ui") or m.split(".")[0] == "streamlit"]
+
+
+@pytest.mark.parametrize("module", MODULES)
+def test_every_module_stays_short(module):
+    """A module longer than MAX_MODULE_LINES holds more than one job: split it along them."""
+    path = ROOT / (module.replace(".", "/") + ".py")
+    path = path if path.exists() else ROOT / module.replace(".", "/") / "__init__.py"
+    lines = len(path.read_text(encoding="utf-8").splitlines())
+    assert lines <= MAX_MODULE_LINES, f"{path.relative_to(ROOT)} has {lines} lines"
 
 
 @pytest.mark.parametrize("module", MODULES)
