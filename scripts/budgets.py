@@ -1,4 +1,4 @@
-"""Measure the budgets (ARCHITECTURE.md): rerun latency and bytes, cold start, memory per session, draw time, real model.
+"""Measure the budgets in ARCHITECTURE.md: rerun latency and bytes, cold start, session memory, draw time, real model.
 
 usage: python scripts/budgets.py [--reruns 30] [--sessions 10] [--out budgets.json]
 Rerun latency is measured in-process with Streamlit's AppTest (the script run plus the
