@@ -27,7 +27,7 @@ def classroom(result: LabResult) -> None:
 
 
 def main() -> None:
-    """Settings first, then the check against PyTorch, the editor and every stage."""
+    """Settings first, then the check against PyTorch, the editor and every stage (sent before the three above)."""
     st.title(t("lab.title"))
     st.caption(t("lab.intro"))
     lab.load()
@@ -40,9 +40,7 @@ def main() -> None:
     if not lab.text_status(result):
         return
     query = pick_token(result)
-    lab.check_panel(result)
-    lab.weights_editor(result)
-    classroom(result)
+    above = st.container()  # filled after the stages, so the first chart reaches the browser first
     shown = stages.head_picker(lab.LAB, "head", result.steps.n_heads, len(result.tokens))
     view = stages.StageView(
         result.tokens, result.x, result.steps, shown, lab.LAB["causal"], query, positions=lab.LAB["pe"]
@@ -52,6 +50,10 @@ def main() -> None:
         stages.render(view)
     else:
         whatif.render(lab.config(), change, view)
+    with above:
+        lab.check_panel(result)
+        lab.weights_editor(result)
+        classroom(result)
 
 
 main()

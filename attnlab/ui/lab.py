@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-import pandas as pd
 import streamlit as st
 
 from attnlab.limits import MAX_D_MODEL, MAX_SEED, MAX_TOKENS, MAX_URL_EDITS, MAX_WEIGHT, MIN_D_MODEL
@@ -131,6 +130,8 @@ def check_panel(result: LabResult) -> None:
     (box.success if check.passed else box.error)(verdict, icon=icon)
     rows = [(f"{t('lab.check_head', h=h + 1)} ↔ SDPA", err) for h, err in enumerate(check.sdpa_per_head)]
     rows.append(("W_O ↔ MHA", check.mha))
+    import pandas as pd  # here, not at the top: the Playground sends its first chart before pandas is loaded
+
     frame = pd.DataFrame([(where, f"{err:.1e}") for where, err in rows], columns=[t("lab.check_where"), "max |Δ|"])
     box.dataframe(frame, hide_index=True, width="stretch")
     box.caption(t("lab.check_caption", tol=f"{check.tolerance:.0e}"))
@@ -215,6 +216,8 @@ def editor_grid(result: LabResult) -> None:
     cell_problems()
     rows, cols = editor_cells(name, view, d_model, heads)
     matrix = result.weights.as_dict()[name].numpy()
+    import pandas as pd  # only when the editor is open
+
     frame = pd.DataFrame(matrix[rows][:, cols], index=[f"d{r}" for r in rows], columns=[f"d{c}" for c in cols])
     st.data_editor(
         frame,
