@@ -16,7 +16,7 @@ import pytest
 
 from attnlab.ui.pages import PAGES
 from tests.app.conftest import ROOT
-from tests.app.snapshot import VIEW, Visit, snapshot, views, visit
+from tests.app.snapshot import VIEW, Visit, snapshot, steady_timings, views, visit
 
 # What earlier sessions may have left in a shared cache: both settings at once first (a cache that keeps the first
 # value it saw), then each alone (a cache keyed on one setting but not the other).
@@ -34,16 +34,17 @@ def runs() -> dict:
     """Every page and view after zh and cb visits, in English with the default palette, here and in a new process."""
     leaky: dict[int, list[list]] = {}
     plain: list[Visit] = []
-    for spec in PAGES:
-        first = visit(spec.path, LEAKY[0])
-        leaky[len(plain)] = [snapshot(first)]
-        options = views(first)
-        plain += [(spec.path, {VIEW: v}) for v in options] or [(spec.path, {})]
-        for extra in [{VIEW: v} for v in options] or [{}]:
-            for query in LEAKY:
-                visit(spec.path, {**query, **extra})
-    proc = fresh_process(plain)
-    here = [snapshot(visit(page, query)) for page, query in plain]
+    with steady_timings():
+        for spec in PAGES:
+            first = visit(spec.path, LEAKY[0])
+            leaky[len(plain)] = [snapshot(first)]
+            options = views(first)
+            plain += [(spec.path, {VIEW: v}) for v in options] or [(spec.path, {})]
+            for extra in [{VIEW: v} for v in options] or [{}]:
+                for query in LEAKY:
+                    visit(spec.path, {**query, **extra})
+        proc = fresh_process(plain)
+        here = [snapshot(visit(page, query)) for page, query in plain]
     out, err = proc.communicate(timeout=600)
     assert proc.returncode == 0, err[-3000:]
     return dict(plain=plain, here=here, fresh=json.loads(out), leaky=leaky)
