@@ -16,6 +16,9 @@ from _plotly_utils.utils import to_typed_array_spec
 from plotly.basedatatypes import BaseFigure
 
 NO_TEMPLATE = go.Layout(template="none").to_plotly_json()["template"]  # Plotly's "none", spelled out
+# A prebuilt figure is drawn as it is (no Streamlit theme pass in the browser, which costs more than the drawing):
+# its axes make room for their own labels, as the theme would have had them do.
+NO_TEMPLATE["layout"] = dict(xaxis=dict(automargin=True, ticks=""), yaxis=dict(automargin=True, ticks=""))
 BASE_LAYOUT = dict(
     template=NO_TEMPLATE,
     font=dict(family="Noto Sans, Noto Sans CJK SC, sans-serif", size=13),

@@ -12,6 +12,7 @@ from typing import Any
 import plotly.graph_objects as go
 import streamlit as st
 
+from attnlab.figures.prebuilt import Prebuilt
 from attnlab.params import divisors
 from attnlab.ui.i18n import t
 from attnlab.ui.state import PageState
@@ -142,8 +143,9 @@ def size_inputs(page: PageState, cols: Sequence, d_name: str = "d_model", h_name
 
 
 def chart(fig: go.Figure | dict, key: str) -> None:
-    """A Plotly chart at full width with a lean toolbar."""
-    st.plotly_chart(fig, width="stretch", config=CHART_CONFIG, key=key)
+    """A Plotly chart at full width with a lean toolbar; a prebuilt figure is drawn without Streamlit's theme pass."""
+    theme = None if isinstance(fig, Prebuilt) else "streamlit"
+    st.plotly_chart(fig, width="stretch", config=CHART_CONFIG, key=key, theme=theme)
 
 
 def shape_text(name: str, dims: Sequence[str], sizes: Sequence[int]) -> str:
