@@ -18,3 +18,6 @@ MEMORY_CAP_BYTES = 512 * 2**20  # what one request may allocate on the hosted (C
 
 TOL_FLOAT64 = 1e-12  # our float64 stages against PyTorch on the same numbers
 TOL_FLOAT32 = 1e-5  # the same in float32 (contract 1)
+MAX_STEP = 10**7  # largest checkpoint step a link may name (the shipped runs stop far below)
+MAX_DECODER_SEQ_CHARS = 1000  # characters of a trained decoder's sequence kept from a link (the model caps symbols)
+MAX_DECODER_RUNS = 256  # trained-decoder runs a server keeps (each is L x H x T x T plus T x V floats, tiny)
