@@ -3,7 +3,7 @@
 import streamlit as st
 
 from attnlab.ui import decoder as dec
-from attnlab.ui import state
+from attnlab.ui import decoder_yours, state
 from attnlab.ui.decoder_numbers import predictions
 from attnlab.ui.i18n import t
 from attnlab.ui.widgets import segmented, text_input
@@ -26,11 +26,13 @@ def main() -> None:
     run = dec.run_or_say(step, symbols, ablate) if symbols else None
     if run is None:
         dec.training(dec.DECODER["model"], step)
+        decoder_yours.section(dec.MODELS[dec.DECODER["model"]])
         return
     preds = predictions(run.probs.numpy(), run.tokens, symbols, model.vocab)
     predictions_section(run, symbols, preds)
     attention_section(model, run)
     dec.training(dec.DECODER["model"], step)
+    decoder_yours.section(dec.MODELS[dec.DECODER["model"]])
 
 
 def predictions_section(run, symbols, preds) -> None:

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 import pytest
 
 from attnlab import trained
 from attnlab.ui import decoder as dec
+from attnlab.ui.decoder_live import RUNNER
 from attnlab.ui.decoder_numbers import mean_losses, predictions
 from attnlab.ui.i18n import catalog
 from tests.app.charts import heatmap_values
@@ -120,3 +123,38 @@ def test_bad_link_values_are_replaced_and_said(query, said, lang):
     assert int(at.query_params["step"] if isinstance(at.query_params["step"], str) else at.query_params["step"][0]) in (
         trained.load("induction-2l").steps
     )
+
+
+def test_a_live_run_trains_with_progress_and_a_loss_curve():
+    at = open_page(PAGE, model="2l", seq=SEQ)
+    at.number_input(key="decoder.live_steps").set_value(20)
+    start = [b for b in at.button if b.label == catalog("en")["decoder.live_start"]][0]
+    start.click().run()
+    for _ in range(200):
+        if texts(at, "success"):
+            break
+        threading.Event().wait(0.05)
+        at.run()
+    assert_clean(at)
+    assert catalog("en")["decoder.live_done"].split("{")[0] in " ".join(texts(at, "success"))
+    assert len(at.get("plotly_chart")) == 2 + len(dec.STAGE_PARTS) + 2 + 1
+
+
+def test_a_second_visitor_is_told_the_server_is_busy(lang):
+    gate = threading.Event()
+
+    def slow():
+        gate.wait()
+        yield 1, 1.0
+
+    assert RUNNER.start("someone else", 10, slow)
+    try:
+        at = open_page(PAGE, lang=lang, seq=SEQ)
+        start = [b for b in at.button if b.label == catalog(lang)["decoder.live_start"]][0]
+        start.click().run()
+        assert_clean(at)
+        assert catalog(lang)["decoder.live_busy"].split("{")[0] in " ".join(texts(at, "warning"))
+    finally:
+        gate.set()
+        while RUNNER.snapshot().running:
+            threading.Event().wait(0.01)
