@@ -1,5 +1,7 @@
 """Measure the Trained decoder page's budget: a rerun at 40 symbols, server side (DESIGN: <= 150 ms).
 
+usage: python scripts/decoder_budgets.py [--reruns 20] [--symbols 40] [--out decoder_budgets.json]
+
 In-process with Streamlit's AppTest, like scripts/budgets.py: the page is opened once (warm-up), then
 each timed rerun follows a real change. Two cases: a new sequence each time (the model runs afresh, as
 when a user types) and one head's ablation toggled (after the first pass the runs come from the cache).
@@ -16,8 +18,8 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from attnlab.testing import ROOT
+
 PAGE = "views/decoder.py"
 
 
