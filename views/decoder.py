@@ -18,9 +18,9 @@ def main() -> None:
     step = dec.checkpoint()
     dec.DECODER.show_problems()
     model = dec.decoder(dec.DECODER["model"], step)
-    ablate = dec.ablated(model)
-    dec.input_controls(tuple(model.vocab), step, ablate, model.max_len)
     text_input(dec.DECODER, "seq", t("decoder.seq"), help=t("decoder.seq_help", cap=model.max_len))
+    dec.input_controls(tuple(model.vocab), step, model.max_len)
+    ablate = dec.ablated(model)
     state.save(dec.DECODER)
     symbols = dec.symbols_or_say(model)
     run = dec.run_or_say(step, symbols, ablate) if symbols else None

@@ -102,8 +102,15 @@ def ablated(model: trained.Decoder) -> tuple[tuple[int, int], ...]:
     names = {head_name(lay, h): (lay, h) for lay in range(model.n_layers) for h in range(model.n_heads)}
     key = "decoder.ablate"
     st.session_state[key] = [n for n in st.session_state.get(key, []) if n in names]  # another model's heads go
-    picked = st.multiselect(t("decoder.ablate"), list(names), key=key, help=t("decoder.ablate_help"))
+    picked = st.multiselect(
+        t("decoder.ablate"), list(names), key=key, help=t("decoder.ablate_help"), placeholder=t("decoder.ablate_none")
+    )
     return tuple(names[n] for n in picked)
+
+
+def ablated_now() -> tuple[tuple[int, int], ...]:
+    """The ticked heads as (layer, head) pairs, read from the session (for a callback that runs before the widget)."""
+    return tuple(tuple(int(x) - 1 for x in n.split(".")) for n in st.session_state.get("decoder.ablate", []))
 
 
 def prediction_table(preds: list[Prediction]) -> None:
@@ -234,8 +241,9 @@ def draw_random(vocab: tuple[str, ...]) -> None:
     DECODER["seq"] = " ".join(symbols)
 
 
-def continue_greedily(step: int, ablate: tuple) -> None:
+def continue_greedily(step: int) -> None:
     """Extend the sequence by N symbols, one model step at a time, each the model's best guess (a callback)."""
+    ablate = ablated_now()
     model = decoder(DECODER["model"], step)
     symbols = parse_symbols(DECODER["seq"])
     added = []
@@ -250,7 +258,7 @@ def continue_greedily(step: int, ablate: tuple) -> None:
     st.session_state["decoder.added"] = added
 
 
-def input_controls(vocab: tuple[str, ...], step: int, ablate: tuple, cap: int) -> None:
+def input_controls(vocab: tuple[str, ...], step: int, cap: int) -> None:
     """The random draw (period, length, seed) and the greedy continuation."""
     cols = st.columns(4)
     cols[0].number_input(t("decoder.period"), 2, 16, 6, key="decoder.period")
@@ -259,9 +267,7 @@ def input_controls(vocab: tuple[str, ...], step: int, ablate: tuple, cap: int) -
     cols[3].button(t("decoder.draw"), on_click=draw_random, args=(vocab,), icon=":material/casino:")
     cols = st.columns([1, 1, 2])
     cols[0].number_input(t("decoder.more"), 1, cap, 8, key="decoder.more")
-    cols[1].button(
-        t("decoder.continue"), on_click=continue_greedily, args=(step, ablate), icon=":material/fast_forward:"
-    )
+    cols[1].button(t("decoder.continue"), on_click=continue_greedily, args=(step,), icon=":material/fast_forward:")
     added = st.session_state.pop("decoder.added", None)
     if added:
         steps = " → ".join(f"{code(s, 20)} ({p:.2f})" for s, p in added)
