@@ -106,7 +106,3 @@ def strongest_induction(attentions: np.ndarray, tokens: Sequence[str], symbols: 
     layer, head = np.unravel_index(int(np.argmax(weights)), weights.shape)
     return Induction(int(layer), int(head), symbols[-1], float(weights[layer, head]), symbols[target])
 
-
-def greedy(symbols: Sequence[str], probs: np.ndarray, vocab: Sequence[str]) -> str:
-    """The model's best guess for the symbol after the last one."""
-    return vocab[int(np.argmax(probs[-1]))]
