@@ -13,7 +13,7 @@ import streamlit as st
 from attnlab import trained
 from attnlab.figures import matrix_figure
 from attnlab.figures.decoder import curves_figure, layer_heads_figure
-from attnlab.limits import MAX_DECODER_RUNS, MAX_DECODER_SEQ_CHARS, MAX_STEP
+from attnlab.limits import INDUCTION_CLEAR, MAX_DECODER_RUNS, MAX_DECODER_SEQ_CHARS, MAX_STEP
 from attnlab.params import choice_param, int_param, text_param
 from attnlab.ui.decoder_numbers import (
     Prediction,
@@ -124,7 +124,7 @@ def prediction_table(preds: list[Prediction]) -> None:
             **{t("decoder.col_guess", k=k + 1): f"{s} {q:.2f}" for k, (s, q) in enumerate(p.top)},
             t("decoder.col_right"): marks[p.right],
             t("decoder.col_kind"): "" if p.actual is None else t("decoder.repeat" if p.repeat else "decoder.first"),
-            t("decoder.col_loss"): None if p.loss is None else round(p.loss, 3),
+            t("decoder.col_loss"): "" if p.loss is None else f"{p.loss:.3f}",
         }
         for p in preds
     ]
@@ -149,7 +149,7 @@ def explanation(run: trained.DecoderRun, symbols: list[str], preds: list[Predict
     else:
         st.markdown(
             t(
-                "decoder.explain_induction",
+                "decoder.explain_induction" if found.weight >= INDUCTION_CLEAR else "decoder.explain_weak",
                 head=head_name(found.layer, found.head),
                 weight=f"{found.weight:.2f}",
                 symbol=code(found.symbol, 20),

@@ -105,4 +105,3 @@ def strongest_induction(attentions: np.ndarray, tokens: Sequence[str], symbols: 
     weights = attentions[:, :, -1, target + shift]  # (L, H)
     layer, head = np.unravel_index(int(np.argmax(weights)), weights.shape)
     return Induction(int(layer), int(head), symbols[-1], float(weights[layer, head]), symbols[target])
-

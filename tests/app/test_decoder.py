@@ -8,9 +8,10 @@ import numpy as np
 import pytest
 
 from attnlab import trained
+from attnlab.limits import INDUCTION_CLEAR
 from attnlab.ui import decoder as dec
 from attnlab.ui.decoder_live import RUNNER
-from attnlab.ui.decoder_numbers import mean_losses, predictions
+from attnlab.ui.decoder_numbers import mean_losses, predictions, strongest_induction
 from attnlab.ui.i18n import catalog
 from tests.app.charts import heatmap_values
 from tests.app.conftest import assert_clean, metric, open_page, texts
@@ -158,3 +159,14 @@ def test_a_second_visitor_is_told_the_server_is_busy(lang):
         gate.set()
         while RUNNER.snapshot().running:
             threading.Event().wait(0.01)
+
+
+def test_the_explanation_states_the_weight_computed_now(lang):
+    at = open_page(PAGE, lang=lang, model="2l", seq=SEQ)
+    symbols = SEQ.split()
+    run = trained.load("induction-2l").run(symbols)
+    found = strongest_induction(run.attentions.numpy(), run.tokens, symbols)
+    key = "decoder.explain_induction" if found.weight >= INDUCTION_CLEAR else "decoder.explain_weak"
+    said = " ".join(m.value for m in at.markdown)
+    assert catalog(lang)[key].split("{")[0] in said
+    assert f"{found.weight:.2f}" in said and f"{found.layer + 1}.{found.head + 1}" in said
