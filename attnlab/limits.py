@@ -18,3 +18,6 @@ MEMORY_CAP_BYTES = 512 * 2**20  # what one request may allocate on the hosted (C
 
 TOL_FLOAT64 = 1e-12  # our float64 stages against PyTorch on the same numbers
 TOL_FLOAT32 = 1e-5  # the same in float32 (contract 1)
+
+TRAINED_MAX_SYMBOLS = 64  # symbols one decoder run takes: the length its position embeddings were trained on
+TRAINED_LIVE_MAX_STEPS = 400  # steps a live training run on the page may take (one at a time per server)
