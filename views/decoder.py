@@ -1,5 +1,6 @@
 """Trained decoder: small causal models trained here, their predictions, heads, training and ablations, live."""
 
+import numpy as np
 import streamlit as st
 
 from attnlab.ui import decoder as dec
@@ -28,7 +29,7 @@ def main() -> None:
         dec.training(dec.DECODER["model"], step)
         decoder_yours.section(dec.MODELS[dec.DECODER["model"]])
         return
-    preds = predictions(run.probs.numpy(), run.tokens, symbols, model.vocab)
+    preds = predictions(np.asarray(run.probs), run.tokens, symbols, model.vocab)
     predictions_section(run, symbols, preds)
     attention_section(model, run)
     dec.training(dec.DECODER["model"], step)

@@ -39,7 +39,7 @@ DECODER = PageState(
         text_param("seq", DEFAULT_SEQ, MAX_DECODER_SEQ_CHARS),
     ),
 )
-SCORES = ("previous_token", "duplicate_token", "induction")
+SCORES = ("previous", "duplicate", "induction")  # the head scores log.json keeps per checkpoint
 
 
 @st.cache_resource(show_spinner=False, max_entries=64)
@@ -143,7 +143,7 @@ def losses(preds: list[Prediction]) -> None:
 
 def explanation(run: trained.DecoderRun, symbols: list[str], preds: list[Prediction]) -> None:
     """What the numbers on screen say, in the user's language, with the numbers computed now."""
-    found = strongest_induction(run.attentions.numpy(), run.tokens, symbols)
+    found = strongest_induction(np.asarray(run.attentions), run.tokens, symbols)
     if found is None:
         st.caption(t("decoder.explain_no_repeat", symbol=code(symbols[-1], 20)))
     else:
@@ -166,7 +166,7 @@ def explanation(run: trained.DecoderRun, symbols: list[str], preds: list[Predict
 def attention_grid(run: trained.DecoderRun, n_heads: int) -> None:
     """Every head's causal weights, one row of maps per layer."""
     tokens = list(run.tokens)
-    for layer, maps in enumerate(run.attentions.numpy()):  # maps: (H, T, T)
+    for layer, maps in enumerate(np.asarray(run.attentions)):  # maps: (H, T, T)
         titles = [t("decoder.head_title", name=head_name(layer, h)) for h in range(n_heads)]
         fig = layer_heads_figure(maps, titles, tokens, t("stages.query"), t("stages.key"))
         st.markdown(f"**{t('decoder.layer', n=layer + 1)}**")
@@ -211,7 +211,7 @@ def training(model_name: str, step: int) -> None:
     )
     kind = segmented_score()
     series = [
-        (t("decoder.head_title", name=head_name(lay, h)), [row["scores"][kind][lay][h] for row in log])
+        (t("decoder.head_title", name=head_name(lay, h)), [row["heads"][kind][lay][h] for row in log])
         for lay in range(model.n_layers)
         for h in range(model.n_heads)
     ]
@@ -231,7 +231,7 @@ def segmented_score() -> str:
 
 def training_log(model: trained.Decoder) -> list[dict]:
     """Per checkpoint: step, the two losses and every head's scores (the run's log.json)."""
-    return list(model.log)
+    return list(model.log["checkpoints"])
 
 
 def draw_random(vocab: tuple[str, ...]) -> None:
@@ -250,7 +250,7 @@ def continue_greedily(step: int) -> None:
     for _ in range(st.session_state["decoder.more"]):
         if not symbols or len(symbols) >= model.max_len or any(s not in model.vocab for s in symbols):
             break
-        probs = run_of(DECODER["model"], step, tuple(symbols), ablate).probs[-1].numpy()  # (V,)
+        probs = run_of(DECODER["model"], step, tuple(symbols), ablate).probs[-1]  # (V,)
         best = int(np.argmax(probs))
         symbols.append(model.vocab[best])
         added.append((model.vocab[best], float(probs[best])))

@@ -6,14 +6,17 @@ with a fragment that reruns every second only while its own run is going, so no 
 
 from __future__ import annotations
 
+import queue
+import threading
 import time
+from collections.abc import Iterator
 
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-from attnlab import trained
 from attnlab.figures.decoder import curves_figure
 from attnlab.limits import LIVE_TRAIN_BUDGET_S, MAX_LIVE_STEPS
+from attnlab.trained.training import train
 from attnlab.ui.decoder_live import RUNNER, Progress
 from attnlab.ui.i18n import t
 from attnlab.ui.text import code
@@ -28,10 +31,33 @@ def session_id() -> str:
     return ctx.session_id if ctx else ""
 
 
+def train_steps(recipe: str, steps: int, seed: int) -> Iterator[tuple[int, float]]:
+    """The core's step-wise trainer as (step, loss) pairs; closing the iterator cancels the training."""
+    out: queue.Queue = queue.Queue()
+    cancel = threading.Event()
+
+    def work() -> None:
+        try:
+            train(recipe, steps=steps, seed=seed, callback=lambda s, losses: out.put((s, losses)), cancel=cancel)
+            out.put(None)
+        except Exception as failure:  # noqa: BLE001 -- handed to the runner, which says it and frees the slot
+            out.put(failure)
+
+    threading.Thread(target=work, daemon=True, name="attnlab-train").start()
+    try:
+        while (item := out.get()) is not None:
+            if isinstance(item, Exception):
+                raise item
+            step, losses = item
+            yield step, float(losses["loss_repeat"])
+    finally:
+        cancel.set()
+
+
 def start(recipe: str) -> None:
     """Start this session's run, or say the server is busy and for about how long (a button's callback)."""
     n, seed = st.session_state["decoder.live_steps"], st.session_state["decoder.live_seed"]
-    if not RUNNER.start(session_id(), n, lambda: trained.train_steps(recipe, steps=n, seed=seed)):
+    if not RUNNER.start(session_id(), n, lambda: train_steps(recipe, n, seed)):
         st.session_state["decoder.live_busy"] = RUNNER.snapshot().left_s(time.monotonic(), RUNNER.budget_s)
 
 

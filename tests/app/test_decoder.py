@@ -25,7 +25,7 @@ def expected_losses(model: str, seq: str, ablate=()) -> tuple[float, float]:
     decoder = trained.load(dec.MODELS[model])
     symbols = seq.split()
     run = decoder.run(symbols, ablate=ablate)
-    return mean_losses(predictions(run.probs.numpy(), run.tokens, symbols, decoder.vocab))
+    return mean_losses(predictions(np.asarray(run.probs), run.tokens, symbols, decoder.vocab))
 
 
 @pytest.mark.parametrize("model", list(dec.MODELS))
@@ -45,7 +45,7 @@ def test_the_grid_shows_the_models_own_weights():
     run = trained.load("induction-2l").run(SEQ.split())
     for layer in range(run.attentions.shape[0]):
         shown = heatmap_values(at, layer)
-        assert np.allclose(np.stack(shown), run.attentions[layer].numpy(), atol=1e-6)
+        assert np.allclose(np.stack(shown), np.asarray(run.attentions[layer]), atol=1e-6)
 
 
 def test_ablating_heads_changes_the_losses():
@@ -67,7 +67,7 @@ def test_continue_appends_the_models_greedy_picks_one_at_a_time():
     decoder = trained.load("induction-2l")
     symbols = SEQ.split()
     for _ in range(3):
-        symbols.append(decoder.vocab[int(np.argmax(decoder.run(symbols).probs[-1].numpy()))])
+        symbols.append(decoder.vocab[int(np.argmax(decoder.run(symbols).probs[-1]))])
     assert at.text_input(key="decoder.seq").value == " ".join(symbols)
     assert at.query_params["seq"] == [" ".join(symbols)] or at.query_params["seq"] == " ".join(symbols)
 
@@ -90,7 +90,7 @@ def test_the_slider_scrubs_the_checkpoints():
     at.select_slider(key="decoder.step").set_value(first).run()
     assert_clean(at)
     run = trained.load("induction-2l", first).run(SEQ.split())
-    assert np.allclose(np.stack(heatmap_values(at, 0)), run.attentions[0].numpy(), atol=1e-6)
+    assert np.allclose(np.stack(heatmap_values(at, 0)), np.asarray(run.attentions[0]), atol=1e-6)
     assert at.query_params["step"] in (str(first), [str(first)])
 
 
@@ -165,7 +165,7 @@ def test_the_explanation_states_the_weight_computed_now(lang):
     at = open_page(PAGE, lang=lang, model="2l", seq=SEQ)
     symbols = SEQ.split()
     run = trained.load("induction-2l").run(symbols)
-    found = strongest_induction(run.attentions.numpy(), run.tokens, symbols)
+    found = strongest_induction(np.asarray(run.attentions), run.tokens, symbols)
     key = "decoder.explain_induction" if found.weight >= INDUCTION_CLEAR else "decoder.explain_weak"
     said = " ".join(m.value for m in at.markdown)
     assert catalog(lang)[key].split("{")[0] in said
