@@ -1,0 +1,172 @@
+"""The Trained decoder page: both languages, its numbers equal the model's, bad input said and typed text kept."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+
+from attnlab import trained
+from attnlab.limits import INDUCTION_CLEAR
+from attnlab.ui import decoder as dec
+from attnlab.ui.decoder_live import RUNNER
+from attnlab.ui.decoder_numbers import mean_losses, predictions, strongest_induction
+from attnlab.ui.i18n import catalog
+from tests.app.charts import heatmap_values
+from tests.app.conftest import assert_clean, metric, open_page, texts
+
+PAGE = "views/decoder.py"
+SEQ = "k 3 x m q 7 k 3 x m q 7 k 3 x"
+
+
+def expected_losses(model: str, seq: str, ablate=()) -> tuple[float, float]:
+    """The two losses straight from the core, for the last checkpoint."""
+    decoder = trained.load(dec.MODELS[model])
+    symbols = seq.split()
+    run = decoder.run(symbols, ablate=ablate)
+    return mean_losses(predictions(np.asarray(run.probs), run.tokens, symbols, decoder.vocab))
+
+
+@pytest.mark.parametrize("model", list(dec.MODELS))
+def test_the_page_draws_every_layer_the_curves_and_a_heads_stages(model, lang):
+    at = open_page(PAGE, lang=lang, model=model, seq=SEQ)
+    assert_clean(at)
+    n_layers = trained.load(dec.MODELS[model]).n_layers
+    assert len(at.get("plotly_chart")) == n_layers + len(dec.STAGE_PARTS) + 2
+    assert not texts(at, "warning") and not texts(at, "error")
+    first, repeat = expected_losses(model, SEQ)
+    assert metric(at, lang, "decoder.loss_first") == f"{first:.3f}"
+    assert metric(at, lang, "decoder.loss_repeat") == f"{repeat:.3f}"
+
+
+def test_the_grid_shows_the_models_own_weights():
+    at = open_page(PAGE, model="2l", seq=SEQ)
+    run = trained.load("induction-2l").run(SEQ.split())
+    for layer in range(run.attentions.shape[0]):
+        shown = heatmap_values(at, layer)
+        assert np.allclose(np.stack(shown), np.asarray(run.attentions[layer]), atol=1e-6)
+
+
+def test_ablating_heads_changes_the_losses():
+    at = open_page(PAGE, model="2l", seq=SEQ)
+    decoder = trained.load("induction-2l")
+    names = [dec.head_name(0, h) for h in range(decoder.n_heads)]
+    at.multiselect(key="decoder.ablate").set_value(names).run()
+    assert_clean(at)
+    first, repeat = expected_losses("2l", SEQ, ablate=tuple((0, h) for h in range(decoder.n_heads)))
+    assert metric(at, "en", "decoder.loss_repeat") == f"{repeat:.3f}"
+    assert metric(at, "en", "decoder.loss_first") == f"{first:.3f}"
+
+
+def test_continue_appends_the_models_greedy_picks_one_at_a_time():
+    at = open_page(PAGE, model="2l", seq=SEQ)
+    at.number_input(key="decoder.more").set_value(3)
+    at.button[1].click().run()
+    assert_clean(at)
+    decoder = trained.load("induction-2l")
+    symbols = SEQ.split()
+    for _ in range(3):
+        symbols.append(decoder.vocab[int(np.argmax(decoder.run(symbols).probs[-1]))])
+    assert at.text_input(key="decoder.seq").value == " ".join(symbols)
+    assert at.query_params["seq"] == [" ".join(symbols)] or at.query_params["seq"] == " ".join(symbols)
+
+
+def test_a_random_draw_repeats_with_the_chosen_period():
+    at = open_page(PAGE, model="2l")
+    at.number_input(key="decoder.period").set_value(5)
+    at.number_input(key="decoder.length").set_value(17)
+    at.button[0].click().run()
+    assert_clean(at)
+    symbols = at.text_input(key="decoder.seq").value.split()
+    assert len(symbols) == 17 and len(set(symbols[:5])) == 5
+    assert all(symbols[i] == symbols[i - 5] for i in range(5, 17))
+
+
+def test_the_slider_scrubs_the_checkpoints():
+    decoder = trained.load("induction-2l")
+    first = decoder.steps[0]
+    at = open_page(PAGE, model="2l", seq=SEQ)
+    at.select_slider(key="decoder.step").set_value(first).run()
+    assert_clean(at)
+    run = trained.load("induction-2l", first).run(SEQ.split())
+    assert np.allclose(np.stack(heatmap_values(at, 0)), np.asarray(run.attentions[0]), atol=1e-6)
+    assert at.query_params["step"] in (str(first), [str(first)])
+
+
+@pytest.mark.parametrize(
+    ("seq", "key"),
+    [
+        ("", "decoder.empty"),
+        ("   ", "decoder.empty"),
+        ("k 3 ☃ x", "decoder.unknown"),
+        ("<img src=x onerror=alert(1)> k", "decoder.unknown"),
+        ("[click](http://evil.example) **b** k", "decoder.unknown"),
+        ("k " * 500, "decoder.too_long"),
+    ],
+)
+def test_bad_sequences_are_said_in_the_users_language_and_kept(seq, key, lang):
+    at = open_page(PAGE, lang=lang, seq=seq)
+    assert_clean(at)
+    said = " ".join(texts(at, "error") + texts(at, "info"))
+    head = catalog(lang)[key].split("{")[0]
+    assert head and head in said
+    assert at.text_input(key="decoder.seq").value == seq
+    for live in ("](http", "<img", "**b**"):
+        assert all(live not in part for part in said.split("`")[::2])
+
+
+@pytest.mark.parametrize(("query", "said"), [({"step": "33"}, "step=33"), ({"model": "<b>"}, "model=<b>")])
+def test_bad_link_values_are_replaced_and_said(query, said, lang):
+    at = open_page(PAGE, lang=lang, seq=SEQ, **query)
+    assert_clean(at)
+    assert any(said in w for w in texts(at, "warning"))
+    assert int(at.query_params["step"] if isinstance(at.query_params["step"], str) else at.query_params["step"][0]) in (
+        trained.load("induction-2l").steps
+    )
+
+
+def test_a_live_run_trains_with_progress_and_a_loss_curve():
+    at = open_page(PAGE, model="2l", seq=SEQ)
+    at.number_input(key="decoder.live_steps").set_value(20)
+    start = [b for b in at.button if b.label == catalog("en")["decoder.live_start"]][0]
+    start.click().run()
+    for _ in range(200):
+        if texts(at, "success"):
+            break
+        threading.Event().wait(0.05)
+        at.run()
+    assert_clean(at)
+    assert catalog("en")["decoder.live_done"].split("{")[0] in " ".join(texts(at, "success"))
+    assert len(at.get("plotly_chart")) == 2 + len(dec.STAGE_PARTS) + 2 + 1
+
+
+def test_a_second_visitor_is_told_the_server_is_busy(lang):
+    gate = threading.Event()
+
+    def slow():
+        gate.wait()
+        yield 1, 1.0
+
+    assert RUNNER.start("someone else", 10, slow)
+    try:
+        at = open_page(PAGE, lang=lang, seq=SEQ)
+        start = [b for b in at.button if b.label == catalog(lang)["decoder.live_start"]][0]
+        start.click().run()
+        assert_clean(at)
+        assert catalog(lang)["decoder.live_busy"].split("{")[0] in " ".join(texts(at, "warning"))
+    finally:
+        gate.set()
+        while RUNNER.snapshot().running:
+            threading.Event().wait(0.01)
+
+
+def test_the_explanation_states_the_weight_computed_now(lang):
+    at = open_page(PAGE, lang=lang, model="2l", seq=SEQ)
+    symbols = SEQ.split()
+    run = trained.load("induction-2l").run(symbols)
+    found = strongest_induction(np.asarray(run.attentions), run.tokens, symbols)
+    key = "decoder.explain_induction" if found.weight >= INDUCTION_CLEAR else "decoder.explain_weak"
+    said = " ".join(m.value for m in at.markdown)
+    assert catalog(lang)[key].split("{")[0] in said
+    assert f"{found.weight:.2f}" in said and f"{found.layer + 1}.{found.head + 1}" in said

@@ -1,0 +1,22 @@
+"""Trained decoder in a real Chromium: a live training run redraws itself (a polling fragment) until it is done."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.e2e.conftest import chart_count, main_text, no_exception, open_app, rerun
+
+pytestmark = pytest.mark.e2e
+
+
+def test_a_live_run_redraws_its_progress_until_done_without_any_click(page, server):
+    open_app(page, server, "/decoder?lang=en&model=1l")
+    assert no_exception(page)
+    charts = chart_count(page)
+    steps = page.get_by_label("Training steps")
+    steps.fill("30")
+    rerun(page, lambda: steps.press("Enter"))
+    rerun(page, lambda: page.get_by_role("button", name="Start training").click())
+    page.get_by_text("Done: 30 steps").wait_for(timeout=120_000)  # only the fragment's own polling gets it there
+    assert no_exception(page) and "Step 30 of 30" in main_text(page)
+    assert chart_count(page) == charts + 1

@@ -1,0 +1,45 @@
+"""Training reproduces bit for bit, records what it promises, and stops when asked."""
+
+from __future__ import annotations
+
+import json
+import threading
+
+import torch
+
+from attnlab.train import main
+from attnlab.trained import load
+from attnlab.trained.training import checkpoint_steps, train
+
+
+def test_a_short_run_twice_gives_identical_weights(tmp_path):
+    main(["induction-2l", "--out", str(tmp_path / "a"), "--steps", "20", "--seed", "3"])
+    main(["induction-2l", "--out", str(tmp_path / "b"), "--steps", "20", "--seed", "3"])
+    for s in checkpoint_steps(20):
+        name = f"step{s:05d}.safetensors"
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
+    assert json.loads((tmp_path / "a" / "log.json").read_text()) == json.loads(
+        (tmp_path / "b" / "log.json").read_text()
+    )
+    other = tmp_path / "c"
+    main(["induction-2l", "--out", str(other), "--steps", "20", "--seed", "4"])
+    assert (other / "step00020.safetensors").read_bytes() != (tmp_path / "a" / "step00020.safetensors").read_bytes()
+
+
+def test_a_written_run_loads_from_its_folder(tmp_path):
+    main(["induction-1l", "--out", str(tmp_path), "--steps", "10"])
+    d = load(tmp_path)
+    assert d.steps == checkpoint_steps(10) and d.step == 10 and d.n_layers == 1
+
+
+def test_the_callback_sees_every_step_and_cancel_stops_the_run():
+    seen, stop = [], threading.Event()
+
+    def on_step(step, losses):
+        seen.append((step, losses["loss_repeat"]))
+        if step == 5:
+            stop.set()
+
+    torch.set_num_threads(1)
+    train("induction-1l", None, steps=50, callback=on_step, cancel=stop)
+    assert [s for s, _ in seen] == [1, 2, 3, 4, 5]

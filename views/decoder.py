@@ -1,0 +1,55 @@
+"""Trained decoder: small causal models trained here, their predictions, heads, training and ablations, live."""
+
+import numpy as np
+import streamlit as st
+
+from attnlab.ui import decoder as dec
+from attnlab.ui import decoder_yours, state
+from attnlab.ui.decoder_numbers import predictions
+from attnlab.ui.i18n import t
+from attnlab.ui.widgets import segmented, text_input
+
+
+def main() -> None:
+    """The model and sequence, then predictions, attention, training and the run of your own."""
+    st.title(t("decoder.title"))
+    st.caption(t("decoder.intro"))
+    dec.DECODER.load()
+    segmented(dec.DECODER, "model", t("decoder.model"), labels={k: t(f"decoder.model_{k}") for k in dec.MODELS})
+    step = dec.checkpoint()
+    dec.DECODER.show_problems()
+    model = dec.decoder(dec.DECODER["model"], step)
+    text_input(dec.DECODER, "seq", t("decoder.seq"), help=t("decoder.seq_help", cap=model.max_len))
+    dec.input_controls(tuple(model.vocab), step, model.max_len)
+    ablate = dec.ablated(model)
+    state.save(dec.DECODER)
+    symbols = dec.symbols_or_say(model)
+    run = dec.run_or_say(step, symbols, ablate) if symbols else None
+    if run is None:
+        dec.training(dec.DECODER["model"], step)
+        decoder_yours.section(dec.MODELS[dec.DECODER["model"]])
+        return
+    preds = predictions(np.asarray(run.probs), run.tokens, symbols, model.vocab)
+    predictions_section(run, symbols, preds)
+    attention_section(model, run)
+    dec.training(dec.DECODER["model"], step)
+    decoder_yours.section(dec.MODELS[dec.DECODER["model"]])
+
+
+def predictions_section(run, symbols, preds) -> None:
+    """The losses, the live explanation and the table of guesses."""
+    st.subheader(t("decoder.predictions"))
+    dec.losses(preds)
+    dec.explanation(run, symbols, preds)
+    dec.prediction_table(preds)
+
+
+def attention_section(model, run) -> None:
+    """Every head's map, then one head's stages."""
+    st.subheader(t("decoder.attention"))
+    dec.attention_grid(run, model.n_heads)
+    with st.expander(t("decoder.stages"), expanded=False):
+        dec.head_stages(model, run)
+
+
+main()
