@@ -12,6 +12,7 @@ import torch
 import torch.nn.functional as F
 from safetensors.torch import save_file
 
+from attnlab.limits import TRAINED_LIVE_MAX_STEPS
 from attnlab.trained.data import START, VOCAB, first_mask, repeating
 from attnlab.trained.model import AttnOnly, Config
 from attnlab.trained.scores import head_scores, split_losses
@@ -117,3 +118,10 @@ def train(
         meta = {"recipe": name, **asdict(r), "vocab": list(VOCAB), "start": START, "checkpoints": log}
         (out / "log.json").write_text(json.dumps(meta, indent=1))
     return model
+
+
+def train_live(
+    name: str, steps: int, callback: Callable[[int, dict], None], cancel: threading.Event | None = None
+) -> AttnOnly:
+    """A page's own short run: at most TRAINED_LIVE_MAX_STEPS steps, nothing written, cancellable."""
+    return train(name, None, min(int(steps), TRAINED_LIVE_MAX_STEPS), callback=callback, cancel=cancel, record=False)

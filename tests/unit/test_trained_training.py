@@ -7,8 +7,9 @@ import threading
 
 import torch
 
+from attnlab.limits import TRAINED_LIVE_MAX_STEPS
 from attnlab.train import main
-from attnlab.trained import load
+from attnlab.trained import load, training
 from attnlab.trained.training import checkpoint_steps, train
 
 
@@ -43,3 +44,10 @@ def test_the_callback_sees_every_step_and_cancel_stops_the_run():
     torch.set_num_threads(1)
     train("induction-1l", None, steps=50, callback=on_step, cancel=stop)
     assert [s for s, _ in seen] == [1, 2, 3, 4, 5]
+
+
+def test_a_live_run_is_capped(monkeypatch):
+    seen = []
+    monkeypatch.setattr(training, "TRAINED_LIVE_MAX_STEPS", 3)
+    training.train_live("induction-1l", 1000, lambda step, losses: seen.append(step))
+    assert seen == [1, 2, 3] and TRAINED_LIVE_MAX_STEPS >= 100
