@@ -22,7 +22,6 @@ MAX_STEP = 10**7  # largest checkpoint step a link may name (the shipped runs st
 MAX_DECODER_SEQ_CHARS = 1000  # characters of a trained decoder's sequence kept from a link (the model caps symbols)
 MAX_DECODER_RUNS = 256  # trained-decoder runs a server keeps (each is L x H x T x T plus T x V floats, tiny)
 LIVE_TRAIN_BUDGET_S = 30.0  # wall-clock cap of one "train it yourself" run; one such run at a time per server
-MAX_LIVE_STEPS = 400  # training steps one "train it yourself" run may ask for (the time budget may stop it sooner)
 INDUCTION_CLEAR = 0.5  # weight on "what followed last time" from which the decoder page says a head looks it up
 
 TRAINED_MAX_SYMBOLS = 64  # symbols one decoder run takes: the length its position embeddings were trained on

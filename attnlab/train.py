@@ -20,6 +20,7 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--seed", type=int, default=None)
     a = p.parse_args(argv)
     torch.set_num_threads(1)  # one thread: the same sums in the same order on every machine
+    torch.use_deterministic_algorithms(True)
     t0 = time.perf_counter()
     train(a.name, a.out, a.steps, a.seed)
     print(f"{a.name}: trained in {time.perf_counter() - t0:.1f} s -> {a.out}")

@@ -24,15 +24,19 @@ class Config:
 class AttnOnly(nn.Module):
     """Token + position embedding, L causal attention layers added to the residual, then unembed."""
 
-    def __init__(self, cfg: Config):
+    def __init__(self, cfg: Config, gen: torch.Generator | None = None):
         super().__init__()
         self.cfg = cfg
         d = cfg.d_model
-        self.embed = nn.Parameter(torch.randn(cfg.n_vocab + 1, d) * 0.02)
-        self.pos = nn.Parameter(torch.randn(cfg.max_len, d) * 0.02)
-        self.w_qkv = nn.Parameter(torch.randn(cfg.n_layers, d, 3 * d) * d**-0.5)
-        self.w_o = nn.Parameter(torch.randn(cfg.n_layers, d, d) * d**-0.5 / cfg.n_layers)
-        self.unembed = nn.Parameter(torch.randn(d, cfg.n_vocab) * d**-0.5)
+
+        def randn(*shape: int) -> torch.Tensor:
+            return torch.randn(*shape, generator=gen)
+
+        self.embed = nn.Parameter(randn(cfg.n_vocab + 1, d) * 0.02)
+        self.pos = nn.Parameter(randn(cfg.max_len, d) * 0.02)
+        self.w_qkv = nn.Parameter(randn(cfg.n_layers, d, 3 * d) * d**-0.5)
+        self.w_o = nn.Parameter(randn(cfg.n_layers, d, d) * d**-0.5 / cfg.n_layers)
+        self.unembed = nn.Parameter(randn(d, cfg.n_vocab) * d**-0.5)
 
     def layer_steps(self, x: torch.Tensor, layer: int) -> AttentionSteps:
         """One layer's attention stages for residual x (B, T, D), heads split as (B, H, T, d_k)."""
