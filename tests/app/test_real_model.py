@@ -12,7 +12,7 @@ from tests.app.charts import heatmap_values
 from tests.app.conftest import assert_clean, open_page, texts
 
 REAL = "views/real_model.py"
-CHARTS = {"model": 1, "head": 2, "stages": 14, "finder": 1, "rollout": 2, "similarity": 1}
+CHARTS = {"model": 1, "head": 2, "stages": 14, "finder": 1, "rollout": 2, "similarity": 1, "qk": 1}
 
 
 @pytest.mark.parametrize("view", real.VIEWS)
