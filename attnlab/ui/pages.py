@@ -41,6 +41,7 @@ PAGES: tuple[PageSpec, ...] = (
     PageSpec("cross_attention", "compare_arrows", "cross", "explore"),
     PageSpec("neuron", "hub", "neuron", "explore"),
     PageSpec("real_model", "psychology", "real-model", "explore"),
+    PageSpec("attention_file", "upload_file", "attention-file", "explore"),
     PageSpec("lessons", "school", "lessons", "lessons"),
     PageSpec("lesson_dictionary", "menu_book", "soft-dictionary", "lessons", lesson="dictionary"),
     PageSpec("lesson_scaling", "square_foot", "scaling", "lessons", lesson="scaling"),

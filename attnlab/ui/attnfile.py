@@ -1,0 +1,176 @@
+"""The Attention file page's parts: where the file comes from, what it holds, and one function per view.
+
+Caches hold numbers only (loaded files, scores, rollouts), keyed on the file's content hash (an upload) or on
+the example's name and input; every text and figure is built per session in its language and palette.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import streamlit as st
+
+from attnlab import attnfile
+from attnlab.attnexamples import EXAMPLES, SHARED_TOKENS, kind_of
+from attnlab.figures.attnfile import as_array
+from attnlab.limits import MAX_FILE_HEADS, MAX_FILE_LAYERS, MAX_FILE_TOKENS
+from attnlab.params import choice_param, int_param, text_param
+from attnlab.pretrained import head_scores
+from attnlab.pretrained import rollout as rollout_of
+from attnlab.ui.i18n import t
+from attnlab.ui.state import PageState
+from attnlab.ui.text import code
+from attnlab.ui.widgets import segmented
+
+SOURCES = (*EXAMPLES, "upload")
+VIEWS = ("model", "head", "qk", "finder", "rollout")
+FILES_KEPT = 8  # loaded files a server keeps (each at most the loader's cap of values)
+MAX_SHOWN = 128  # tokens listed in the summary line
+PAGE = PageState(
+    "attnfile",
+    (
+        choice_param("source", SOURCES[0], SOURCES),
+        text_param("text", EXAMPLES[SOURCES[0]].text),
+        choice_param("view", "model", VIEWS),
+        int_param("layer", 1, 1, MAX_FILE_LAYERS),
+        int_param("head", 1, 1, MAX_FILE_HEADS),
+        int_param("q", 0, 0, MAX_FILE_TOKENS),  # 0: every query; i: the i-th query token
+        int_param("k", 0, 0, MAX_FILE_TOKENS),  # 0: no key followed; j: who looks at the j-th key
+    ),
+)
+
+
+@st.cache_resource(show_spinner=False, max_entries=FILES_KEPT)
+def uploaded(name: str, digest: str, _data: bytes) -> attnfile.AttentionFile:
+    """One uploaded file, loaded once per content (the digest is the key; the bytes are not hashed again)."""
+    return attnfile.load(name, _data)
+
+
+@st.cache_resource(show_spinner=False, max_entries=FILES_KEPT)
+def example(name: str, text: str) -> attnfile.AttentionFile:
+    """A bundled example built live, shared by every session that asks for the same input (read-only)."""
+    return EXAMPLES[name].build(text)
+
+
+@st.cache_resource(show_spinner=False, max_entries=FILES_KEPT)
+def scores(digest: str, _file: attnfile.AttentionFile) -> np.ndarray:
+    """Every head finder score of a file, (P, L, H)."""
+    return head_scores(_file.attentions, _file.tokens).values.numpy()
+
+
+@st.cache_resource(show_spinner=False, max_entries=FILES_KEPT)
+def rollout(digest: str, _file: attnfile.AttentionFile) -> np.ndarray:
+    """The rollout after every layer, (L, T, T)."""
+    return rollout_of(_file.attentions).numpy()
+
+
+def attention_array(file: attnfile.AttentionFile) -> np.ndarray:
+    """The file's weights as a float32 array (a view of the tensor, never a copy to change)."""
+    return as_array(file.attentions)  # (L, H, T_q, T_k)
+
+
+def opened() -> tuple[attnfile.AttentionFile, str, str] | None:
+    """The file on screen (an example or an upload), its cache key and its kind; None with a message otherwise."""
+    source = source_picker()
+    got = from_upload() if source == "upload" else from_example(source)
+    if got is None:
+        return None
+    file, digest = got
+    return file, digest, kind_of(file)
+
+
+def source_picker() -> str:
+    """An example or an upload."""
+    labels = {s: t(f"attnfile.source_{s}") for s in SOURCES}
+    return segmented(PAGE, "source", t("attnfile.source"), labels=labels)
+
+
+def from_upload() -> tuple[attnfile.AttentionFile, str] | None:
+    """The uploaded file and its digest, or a message saying what is wrong with it (in the user's language)."""
+    upload = st.file_uploader(t("attnfile.upload"), type=["safetensors"], key="attnfile.upload")
+    if upload is None:
+        st.info(t("attnfile.upload_hint"), icon=":material/upload_file:")
+        return None
+    data = upload.getvalue()
+    digest = hashlib.sha256(data).hexdigest()
+    try:
+        return uploaded(upload.name, digest, data), digest
+    except attnfile.AttentionFileError as bad:
+        refused(upload.name, bad)
+        return None
+
+
+def refused(name: str, bad: attnfile.AttentionFileError) -> None:
+    """The loader's reason, translated, with the file's name and every field from the file as inert text."""
+    reason = f"attnfile.error_{getattr(bad, 'reason', 'invalid')}"
+    fields = {k: code(v) for k, v in (getattr(bad, "fields", None) or {}).items()}
+    try:
+        detail = t(reason, **fields)
+    except (KeyError, IndexError):  # a reason or field this page has no words for
+        detail = t("attnfile.error_invalid")
+    st.error(t("attnfile.refused", name=code(name), reason=detail), icon=":material/block:")
+
+
+def from_example(name: str) -> tuple[attnfile.AttentionFile, str] | None:
+    """The example built on the text box's input, or a message when the model cannot read it."""
+    text = st.text_input(t(f"attnfile.example_{name}_text"), key=PAGE.key("text"))
+    try:
+        file = example(name, text)
+    except ValueError:
+        st.info(t("attnfile.example_empty"), icon=":material/edit:")
+        return None
+    return file, f"example:{name}:" + hashlib.sha256(text.encode()).hexdigest()
+
+
+def summary(file: attnfile.AttentionFile, kind: str) -> None:
+    """The model's name, the shapes, and what kind of attention the file holds."""
+    n_layers, n_heads, t_q, t_k = file.attentions.shape
+    st.markdown(t("attnfile.model", model=code(file.model or t("attnfile.unnamed"))))
+    rows = [f"attentions: ({n_layers}, {n_heads}, {t_q}, {t_k})"]
+    for name in ("queries", "keys"):
+        value = getattr(file, name)
+        rows.append(f"{name}: {tuple(value.shape)}" if value is not None else f"{name}: —")
+    st.markdown(t("attnfile.shapes") + " " + " · ".join(code(r) for r in rows))
+    st.markdown(t("attnfile.kind", kind=t(f"attnfile.kind_{kind}")) + " " + t(f"attnfile.kind_{kind}_help"))
+    st.markdown(t("attnfile.tokens_q", n=t_q) + " " + " ".join(code(tok, 24) for tok in file.tokens[:MAX_SHOWN]))
+    if kind == "cross":
+        st.markdown(t("attnfile.tokens_k", n=t_k) + " " + " ".join(code(tok, 24) for tok in file.tokens_k[:MAX_SHOWN]))
+
+
+def download(file: attnfile.AttentionFile, digest: str) -> None:
+    """The file as safetensors, written by the same `save` a notebook uses, so it loads back here."""
+    st.download_button(
+        t("attnfile.download"),
+        data=file_bytes(digest, file),
+        file_name="attention.safetensors",
+        mime="application/octet-stream",
+        icon=":material/download:",
+        key="attnfile.download",
+    )
+
+
+@st.cache_resource(show_spinner=False, max_entries=FILES_KEPT)
+def file_bytes(digest: str, _file: attnfile.AttentionFile) -> bytes:
+    """What `attnfile.save` writes for this file."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "attention.safetensors"
+        attnfile.save(
+            path,
+            _file.attentions,
+            list(_file.tokens),
+            list(_file.tokens_k),
+            model=_file.model,
+            queries=_file.queries,
+            keys=_file.keys,
+        )
+        return path.read_bytes()
+
+
+def views_for(file: attnfile.AttentionFile, kind: str) -> tuple[str, ...]:
+    """The views that apply: the query-key map needs queries and keys; finder and rollout one list of tokens."""
+    has_qk = file.queries is not None and file.keys is not None
+    shared = kind in SHARED_TOKENS and file.attentions.shape[-1] >= 2
+    return tuple(v for v in VIEWS if (v != "qk" or has_qk) and (v not in ("finder", "rollout") or shared))
