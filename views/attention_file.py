@@ -13,15 +13,16 @@ def main() -> None:
     attnfile.PAGE.load()
     attnfile.PAGE.show_problems()
     got = attnfile.opened()
+    views = attnfile.views_for(got[0], got[2]) if got is not None else ()
     if got is not None:
-        attnfile_views.fit(got[0])
+        attnfile_views.fit(got[0], views)
     state.save(attnfile.PAGE)
     if got is None:
         return
     file, digest, kind = got
     attnfile.summary(file, kind)
     attnfile.download(file, digest)
-    view = attnfile_views.view_picker(attnfile.views_for(file, kind))
+    view = attnfile_views.view_picker(views)
     if view == "model":
         attnfile_views.model_view(file)
     elif view == "head":

@@ -19,13 +19,16 @@ from attnlab.ui.text import code
 from attnlab.ui.widgets import chart, segmented, selectbox
 
 
-def fit(file: AttentionFile) -> None:
-    """A layer, head, query or key past the file's end (a link made for a bigger file): the first one, said."""
+def fit(file: AttentionFile, views: tuple[str, ...]) -> None:
+    """Link values this file cannot honour (a layer past its end, a view it cannot show): replaced, and said."""
     n_layers, n_heads, t_q, t_k = file.attentions.shape
     for name, size, first in (("layer", n_layers, 1), ("head", n_heads, 1), ("q", t_q, 0), ("k", t_k, 0)):
         if PAGE[name] > size:
             st.info(t("attnfile.past_end", asked=code(f"{name}={PAGE[name]}"), n=size), icon=":material/info:")
             PAGE[name] = first
+    if PAGE["view"] not in views:
+        st.info(t("attnfile.view_missing", view=t(f"attnfile.view_{PAGE['view']}")), icon=":material/info:")
+        PAGE["view"] = "model"
 
 
 def picked() -> tuple[int, int, int | None, int | None]:
@@ -35,10 +38,7 @@ def picked() -> tuple[int, int, int | None, int | None]:
 
 
 def view_picker(views: tuple[str, ...]) -> str:
-    """Which view is on screen; a view this file cannot show (from a link) falls back to the model view, said."""
-    if PAGE["view"] not in views:
-        st.info(t("attnfile.view_missing", view=t(f"attnfile.view_{PAGE['view']}")), icon=":material/info:")
-        PAGE["view"] = "model"
+    """Which of the views this file can show is on screen."""
     labels = {v: t(f"attnfile.view_{v}") for v in views}
     return segmented(PAGE, "view", t("attnfile.view"), options=views, labels=labels)
 
