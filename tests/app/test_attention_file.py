@@ -169,3 +169,15 @@ def test_the_download_loads_back_to_the_same_numbers():
     assert torch.equal(back.attentions, file.attentions) and list(back.tokens) == list(file.tokens)
     assert torch.equal(back.queries, file.queries) and torch.equal(back.keys, file.keys)
     assert back.model == file.model
+
+
+@pytest.mark.parametrize("view", ["qk", "head"])
+def test_palette_cb_colours_the_map_and_the_lines(view):
+    from attnlab.figures.palette import COLOUR_BLIND
+    from tests.app.test_palette import colours, scales, used
+
+    at = open_page(PAGE, view=view, q="3", palette="cb")
+    assert_clean(at)
+    for fig in figures(at):
+        found_scales, found_colours = used(fig)
+        assert found_scales <= scales(COLOUR_BLIND) and found_colours <= colours(COLOUR_BLIND)
