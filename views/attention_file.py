@@ -21,7 +21,7 @@ def main() -> None:
         return
     file, digest, kind = got
     attnfile.summary(file, kind)
-    attnfile.download(file, digest)
+    attnfile.download(file)
     view = attnfile_views.view_picker(views)
     if view == "model":
         attnfile_views.model_view(file)

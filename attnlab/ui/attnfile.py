@@ -27,7 +27,7 @@ from attnlab.ui.widgets import segmented
 
 SOURCES = (*EXAMPLES, "upload")
 VIEWS = ("model", "head", "qk", "finder", "rollout")
-FILES_KEPT = 8  # loaded files a server keeps (each at most the loader's cap of values)
+FILES_KEPT = 4  # files a server keeps loaded (each at most the loader's cap of values)
 MAX_SHOWN = 128  # tokens listed in the summary line
 PAGE = PageState(
     "attnfile",
@@ -140,11 +140,11 @@ def summary(file: attnfile.AttentionFile, kind: str) -> None:
         st.markdown(t("attnfile.tokens_k", n=t_k) + " " + " ".join(code(tok, 24) for tok in file.tokens_k[:MAX_SHOWN]))
 
 
-def download(file: attnfile.AttentionFile, digest: str) -> None:
-    """The file as safetensors, written by the same `save` a notebook uses, so it loads back here."""
+def download(file: attnfile.AttentionFile) -> None:
+    """The file as safetensors, written by the same `save` a notebook uses when clicked, so it loads back here."""
     st.download_button(
         t("attnfile.download"),
-        data=file_bytes(digest, file),
+        data=lambda: saved_bytes(file),  # written on click, in its own thread: nothing is kept per session
         file_name="attention.safetensors",
         mime="application/octet-stream",
         icon=":material/download:",
@@ -152,19 +152,18 @@ def download(file: attnfile.AttentionFile, digest: str) -> None:
     )
 
 
-@st.cache_resource(show_spinner=False, max_entries=FILES_KEPT)
-def file_bytes(digest: str, _file: attnfile.AttentionFile) -> bytes:
+def saved_bytes(file: attnfile.AttentionFile) -> bytes:
     """What `attnfile.save` writes for this file."""
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "attention.safetensors"
         attnfile.save(
             path,
-            _file.attentions,
-            list(_file.tokens),
-            list(_file.tokens_k),
-            model=_file.model,
-            queries=_file.queries,
-            keys=_file.keys,
+            file.attentions,
+            list(file.tokens),
+            list(file.tokens_k),
+            model=file.model,
+            queries=file.queries,
+            keys=file.keys,
         )
         return path.read_bytes()
 

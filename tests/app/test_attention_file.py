@@ -12,7 +12,7 @@ import torch
 from attnlab import attnfile
 from attnlab.attnexamples import EXAMPLES
 from attnlab.qkmap import agreement, qk_map
-from attnlab.ui.attnfile import VIEWS
+from attnlab.ui.attnfile import VIEWS, saved_bytes
 from attnlab.ui.i18n import catalog
 from tests.app.charts import figures, heatmap_values
 from tests.app.conftest import assert_clean, open_page, texts
@@ -163,9 +163,7 @@ def test_the_download_loads_back_to_the_same_numbers():
     button = at.get("download_button")[0]
     assert button
     file = EXAMPLES["minilm"].build(EXAMPLES["minilm"].text)
-    from attnlab.ui.attnfile import file_bytes as written
-
-    back = attnfile.load("attention.safetensors", written("k", file))
+    back = attnfile.load("attention.safetensors", saved_bytes(file))
     assert torch.equal(back.attentions, file.attentions) and list(back.tokens) == list(file.tokens)
     assert torch.equal(back.queries, file.queries) and torch.equal(back.keys, file.keys)
     assert back.model == file.model
