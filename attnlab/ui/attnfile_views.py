@@ -10,6 +10,7 @@ from attnlab.attnexamples import CAUSAL
 from attnlab.attnfile import AttentionFile
 from attnlab.figures import matrix_figure
 from attnlab.figures.pretrained import head_lines_figure, model_view_figure
+from attnlab.limits import MAX_DRAWN_TOKENS
 from attnlab.pretrained import PATTERNS
 from attnlab.ui import attnfile as page
 from attnlab.ui.attnfile import PAGE
@@ -86,13 +87,25 @@ def model_view(file: AttentionFile) -> None:
     )
 
 
+def too_long(file: AttentionFile, message: str) -> bool:
+    """More tokens than a page draws as heatmaps and full line sets (a long upload): say so once."""
+    if max(file.attentions.shape[-2:]) <= MAX_DRAWN_TOKENS:
+        return False
+    st.info(t(f"attnfile.{message}", n=max(file.attentions.shape[-2:]), cap=MAX_DRAWN_TOKENS), icon=":material/info:")
+    return True
+
+
 def head_view(file: AttentionFile, kind: str) -> None:
     """One head as a heatmap and as bertviz's lines; cross attention keeps the target left and the source right."""
     layer_head_pickers(file)
     layer, head, query, key = picked()
     weights = page.attention_array(file)[layer, head]  # (T_q, T_k)
-    name = t("attnfile.head_title", layer=layer + 1, head=head + 1)
     sides = (t("attnfile.target"), t("attnfile.source_side")) if kind == "cross" else None
+    if too_long(file, "too_long"):
+        query = 0 if query is None and key is None else query  # one token's lines, never all T_q x T_k
+        lines = head_lines_figure(weights, file.tokens, query, t("attnfile.lines_title"), file.tokens_k, key, sides)
+        chart(lines, "attnfile.head_lines")
+        return
     left, right = st.columns([3, 2])
     with left:
         chart(
@@ -101,7 +114,7 @@ def head_view(file: AttentionFile, kind: str) -> None:
                 list(file.tokens),
                 list(file.tokens_k),
                 kind="prob",
-                title=name,
+                title=t("attnfile.head_title", layer=layer + 1, head=head + 1),
                 highlight_row=query,
                 row_name=t("attnfile.query_axis"),
                 col_name=t("attnfile.key_axis"),
@@ -193,6 +206,8 @@ def rollout_view(file: AttentionFile, digest: str) -> None:
     n_layers = file.attentions.shape[0]
     selectbox(PAGE, "layer", t("attnfile.layer"), options=list(range(1, n_layers + 1)))
     layer = PAGE["layer"] - 1
+    if too_long(file, "too_long_rollout"):
+        return
     tokens = list(file.tokens)
     raw = page.attention_array(file)[layer].mean(axis=0)  # (T, T)
     rolled = page.rollout(digest, file)[layer]  # (T, T)

@@ -179,3 +179,65 @@ def test_palette_cb_colours_the_map_and_the_lines(view):
     for fig in figures(at):
         found_scales, found_colours = used(fig)
         assert found_scales <= scales(COLOUR_BLIND) and found_colours <= colours(COLOUR_BLIND)
+
+
+def tiny_bart():
+    """A random BART small enough to build in the test (nothing downloaded) and a tokenizer-like callable."""
+    transformers = pytest.importorskip("transformers")
+    config = transformers.BartConfig(
+        vocab_size=40,
+        d_model=16,
+        encoder_layers=2,
+        decoder_layers=2,
+        encoder_attention_heads=2,
+        decoder_attention_heads=2,
+        encoder_ffn_dim=32,
+        decoder_ffn_dim=32,
+        max_position_embeddings=64,
+    )
+    torch.manual_seed(0)
+    return transformers.BartForConditionalGeneration(config).eval()
+
+
+class WordTokenizer:
+    """A tokenizer shaped like transformers' (call -> input_ids, convert_ids_to_tokens), one id per word."""
+
+    def __init__(self, words: list[str]) -> None:
+        self.words = words
+
+    def __call__(self, text, return_tensors="pt", **kw):
+        ids = torch.tensor([[self.words.index(w) for w in text.split()]])
+        return {"input_ids": ids, "attention_mask": torch.ones_like(ids)}
+
+    def convert_ids_to_tokens(self, ids):
+        return [self.words[int(i)] for i in ids]
+
+
+def test_every_part_of_a_captured_encoder_decoder_opens_with_its_kind(tmp_path, lang):
+    words = ["<s>", "</s>", "the", "cat", "sat", "die", "Katze", "sass"]
+    parts = attnfile.capture(tiny_bart(), WordTokenizer(words), "<s> the cat sat </s>", target="<s> die Katze sass")
+    assert set(parts) == {"encoder", "decoder", "cross"}
+    expected = {"encoder": "attnfile.kind_encoder", "decoder": "attnfile.kind_decoder", "cross": "attnfile.kind_cross"}
+    for name, part in parts.items():
+        data = file_bytes(tmp_path, part.attentions, part.tokens, part.tokens_k, model="tiny-bart")
+        at = upload(open_upload(lang), f"{name}.safetensors", data)
+        assert_clean(at)
+        shown = " ".join(m.value for m in at.markdown)
+        assert catalog(lang)[expected[name]] in shown or (
+            name != "cross"
+            and catalog(lang)["attnfile.kind_causal" if name == "decoder" else "attnfile.kind_self"] in shown
+        )
+
+
+def test_a_long_file_draws_one_tokens_lines_not_a_huge_heatmap(tmp_path):
+    from attnlab.limits import MAX_DRAWN_TOKENS
+
+    t = MAX_DRAWN_TOKENS + 4
+    weights = torch.full((1, 1, t, t), 1.0 / t)
+    data = file_bytes(tmp_path, weights, [f"w{i}" for i in range(t)])
+    at = upload(open_upload(view="head"), "long.safetensors", data)
+    assert_clean(at)
+    assert len(at.get("plotly_chart")) == 1 and any(str(t) in i for i in texts(at, "info"))
+    at = upload(open_upload(view="rollout"), "long.safetensors", data)
+    assert_clean(at)
+    assert not at.get("plotly_chart") and any(str(t) in i for i in texts(at, "info"))
