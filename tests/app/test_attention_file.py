@@ -156,6 +156,7 @@ def test_a_file_with_nan_weights_is_refused_not_drawn(tmp_path, lang):
     at = upload(open_upload(lang), "nan.safetensors", file_bytes(tmp_path, weights, tokens))
     assert_clean(at)
     assert len(texts(at, "error")) == 1 and not at.get("plotly_chart")
+    assert catalog(lang)["attnfile.error_invalid"] not in texts(at, "error")[0]  # the loader's own reason, translated
 
 
 def test_the_download_loads_back_to_the_same_numbers():
