@@ -13,6 +13,7 @@ from typing import Any
 import torch
 
 from attnlab.attnfile import AttentionFile
+from attnlab.pretrained.encoder import MAX_TOKENS, load_minilm
 
 KINDS = ("self", "causal", "encoder", "decoder", "cross")  # what a file's attention can be
 SHARED_TOKENS = ("self", "causal", "encoder", "decoder")  # queries and keys are the same tokens
@@ -26,12 +27,11 @@ class Example:
     name: str
     text: str
     build: Callable[[str], AttentionFile]  # raises ValueError (with a message) for an input it cannot read
+    max_tokens: int  # the model reads at most this many tokens of the input; the rest is cut
 
 
 def minilm_file(text: str) -> AttentionFile:
     """all-MiniLM-L6-v2 on one sentence through attnlab's own forward pass, with every head's queries and keys."""
-    from attnlab.pretrained import load_minilm
-
     model = load_minilm()
     run = model.run(text)
     heads = [model.layer_steps(run, layer).attention.heads for layer in range(model.n_layers)]
@@ -48,7 +48,10 @@ def minilm_file(text: str) -> AttentionFile:
 
 
 EXAMPLES: dict[str, Example] = {
-    e.name: e for e in (Example("minilm", "The animal didn't cross the street because it was too tired.", minilm_file),)
+    e.name: e
+    for e in (
+        Example("minilm", "The animal didn't cross the street because it was too tired.", minilm_file, MAX_TOKENS),
+    )
 }
 
 

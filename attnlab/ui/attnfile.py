@@ -18,7 +18,7 @@ from attnlab.attnexamples import EXAMPLES, SHARED_TOKENS, kind_of
 from attnlab.figures.attnfile import as_array
 from attnlab.limits import MAX_FILE_HEADS, MAX_FILE_LAYERS, MAX_FILE_TOKENS
 from attnlab.params import choice_param, int_param, text_param
-from attnlab.pretrained import head_scores
+from attnlab.pretrained import INSTALL_COMMAND, ModelMissing, head_scores
 from attnlab.pretrained import rollout as rollout_of
 from attnlab.ui.i18n import t
 from attnlab.ui.state import PageState
@@ -115,13 +115,21 @@ def refused(name: str, bad: attnfile.AttentionFileError) -> None:
 
 
 def from_example(name: str) -> tuple[attnfile.AttentionFile, str] | None:
-    """The example built on the text box's input, or a message when the model cannot read it."""
-    text = st.text_input(t(f"attnfile.example_{name}_text"), key=PAGE.key("text"))
+    """The example built on the text box's input, or a message when the model is missing or cannot read it."""
+    spec = EXAMPLES[name]
+    help_text = t("attnfile.example_help", cap=spec.max_tokens)
+    text = st.text_input(t(f"attnfile.example_{name}_text"), key=PAGE.key("text"), help=help_text)
     try:
         file = example(name, text)
+    except ModelMissing as missing:
+        st.error(t("real.missing", command=code(INSTALL_COMMAND)), icon=":material/download:")
+        st.caption(t("common.library_said", detail=code(str(missing), 300)))
+        return None
     except ValueError:
         st.info(t("attnfile.example_empty"), icon=":material/edit:")
         return None
+    if len(file.tokens) >= spec.max_tokens:
+        st.warning(t("attnfile.example_cut", cap=spec.max_tokens), icon=":material/content_cut:")
     return file, f"example:{name}:" + hashlib.sha256(text.encode()).hexdigest()
 
 

@@ -242,3 +242,16 @@ def test_a_long_file_draws_one_tokens_lines_not_a_huge_heatmap(tmp_path):
     at = upload(open_upload(view="rollout"), "long.safetensors", data)
     assert_clean(at)
     assert not at.get("plotly_chart") and any(str(t) in i for i in texts(at, "info"))
+
+
+def test_a_long_example_text_is_said_to_be_cut(lang):
+    at = open_page(PAGE, text="word " * 400, lang=lang)
+    assert_clean(at)
+    cap = EXAMPLES["minilm"].max_tokens
+    assert catalog(lang)["attnfile.example_cut"].format(cap=cap) in texts(at, "warning")
+
+
+def test_an_empty_example_text_asks_for_a_sentence(lang):
+    at = open_page(PAGE, text="   ", lang=lang)
+    assert_clean(at)
+    assert catalog(lang)["attnfile.example_empty"] in texts(at, "info") and not at.get("plotly_chart")
