@@ -16,7 +16,7 @@ import streamlit as st
 from attnlab import attnfile
 from attnlab.attnexamples import EXAMPLES, SHARED_TOKENS, kind_of
 from attnlab.figures.attnfile import as_array
-from attnlab.limits import MAX_FILE_HEADS, MAX_FILE_LAYERS, MAX_FILE_TOKENS
+from attnlab.limits import MAX_ATTNFILE_UPLOAD_MB, MAX_FILE_HEADS, MAX_FILE_LAYERS, MAX_FILE_TOKENS
 from attnlab.params import choice_param, int_param, text_param
 from attnlab.pretrained import INSTALL_COMMAND, ModelMissing, head_scores
 from attnlab.pretrained import rollout as rollout_of
@@ -90,7 +90,9 @@ def source_picker() -> str:
 
 def from_upload() -> tuple[attnfile.AttentionFile, str] | None:
     """The uploaded file and its digest, or a message saying what is wrong with it (in the user's language)."""
-    upload = st.file_uploader(t("attnfile.upload"), type=["safetensors"], key="attnfile.upload")
+    upload = st.file_uploader(
+        t("attnfile.upload"), type=["safetensors"], key="attnfile.upload", max_upload_size=MAX_ATTNFILE_UPLOAD_MB
+    )
     if upload is None:
         st.info(t("attnfile.upload_hint"), icon=":material/upload_file:")
         return None
