@@ -20,3 +20,6 @@ TOL_FLOAT64 = 1e-12  # our float64 stages against PyTorch on the same numbers
 TOL_FLOAT32 = 1e-5  # the same in float32 (contract 1)
 MAX_ATTNFILE_UPLOAD_MB = 68  # the Attention file uploader: 16 M float32 values (64 MiB) plus a header of tokens
 MAX_DRAWN_TOKENS = 256  # an attention file's heatmaps and full line sets are drawn up to this many tokens a side
+MAX_FILE_LAYERS = 64  # the Attention file page's links: the largest layer, head and token position they may name
+MAX_FILE_HEADS = 64
+MAX_FILE_TOKENS = 2048
