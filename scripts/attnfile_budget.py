@@ -1,0 +1,72 @@
+"""The attention-file budget (DESIGN: 12 layers x 12 heads x 128 tokens loads and draws in <= 1 s server-side).
+
+One function per measurement, each taking the file's bytes and returning seconds, listed in MEASURES;
+the model view's draw time goes in as another function there. Each is repeated and reported as the
+median with the spread, since the machine is shared.
+
+    python -m scripts.attnfile_budget [--repeats 7] [--layers 12 --heads 12 --tokens 128 --head-dim 64]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+from collections.abc import Callable
+
+import torch
+
+from attnlab.attnfile import AttentionFile, load, to_bytes
+
+
+def build(layers: int, heads: int, tokens: int, head_dim: int, seed: int = 0) -> bytes:
+    """A file like a captured one: softmax rows from random q and k, with those queries and keys."""
+    gen = torch.Generator().manual_seed(seed)
+    q = torch.randn(layers, heads, tokens, head_dim, generator=gen)  # (L, H, T, d)
+    k = torch.randn(layers, heads, tokens, head_dim, generator=gen)
+    a = (q @ k.transpose(-2, -1) / head_dim**0.5).softmax(dim=-1)  # (L, H, T, T)
+    words = [f"tok{i}" for i in range(tokens)]
+    return to_bytes(a, words, model="budget", queries=q, keys=k)
+
+
+def timed(fn: Callable[[], object]) -> float:
+    """Seconds one call takes."""
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
+def measure_load(data: bytes) -> float:
+    """attnlab.attnfile.load on the whole file: header checks, decoding, value checks."""
+    return timed(lambda: load("budget.safetensors", data))
+
+
+def loaded(data: bytes) -> AttentionFile:
+    """The file as the page holds it, for measurements of what happens after loading."""
+    return load("budget.safetensors", data)
+
+
+MEASURES: dict[str, Callable[[bytes], float]] = {"load_s": measure_load}
+
+
+def main() -> None:
+    """Build the file once, run every measure `repeats` times, print a JSON summary."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--layers", type=int, default=12)
+    parser.add_argument("--heads", type=int, default=12)
+    parser.add_argument("--tokens", type=int, default=128)
+    parser.add_argument("--head-dim", type=int, default=64)
+    parser.add_argument("--repeats", type=int, default=7)
+    args = parser.parse_args()
+    data = build(args.layers, args.heads, args.tokens, args.head_dim)
+    report: dict[str, object] = {"file_bytes": len(data), **vars(args)}
+    for name, measure in MEASURES.items():
+        measure(data)  # warm-up: imports, allocator
+        times = sorted(measure(data) for _ in range(args.repeats))
+        report[name] = {"median": statistics.median(times), "min": times[0], "max": times[-1]}
+    print(json.dumps(report, indent=2))
+
+
+if __name__ == "__main__":
+    main()
