@@ -29,7 +29,7 @@ MAX_ATTN_HEADS = 2048  # layers x heads (GPT-2 XL has 48 x 25 = 1200, Llama-2-13
 MAX_ATTN_HEAD_DIM = 1024  # d of the recorded queries and keys
 MAX_ATTN_TOKEN_CHARS = 256  # characters in one token's text
 MAX_ATTN_MODEL_CHARS = 200  # characters in the model's name
-MAX_ATTN_HEADER_BYTES = 4 * 2**20  # a safetensors header: 2 x 2048 tokens of 256 characters fit when mostly ASCII
+MAX_ATTN_HEADER_BYTES = 2**20  # a safetensors header: 2 x 2048 tokens of ~100 bytes; json.loads stays under ~30 MB
 MAX_ATTN_HEADER_CONTAINERS = 2**15  # '[' and '{' in a header: json.loads builds one object for each
 MAX_ATTN_UPLOAD_MB = 72  # .streamlit/config.toml server.maxUploadSize: 64 MiB of float32 values plus the header
 MAX_ATTN_FILE_BYTES = MAX_ATTN_UPLOAD_MB * 2**20

@@ -102,22 +102,24 @@ def _count_list(value: object) -> bool:
     return isinstance(value, list) and all(type(n) is int and n >= 0 for n in value)
 
 
-def _entry(name: str, raw: object, body: int) -> Entry:
-    """One tensor's dtype, shape and offsets, checked against the caps and the data before anything is read."""
+def _entry(name: str, raw: object) -> Entry:
+    """One tensor's dtype, shape and offsets as the header declares them, each checked for type."""
     if not isinstance(raw, dict):
         raise AttentionFileError("bad_entry", name=name, field="entry")
     dtype, shape, offsets = raw.get("dtype"), raw.get("shape"), raw.get("data_offsets")
-    if dtype not in DTYPES:
+    if not isinstance(dtype, str) or dtype not in DTYPES:
         raise AttentionFileError("dtype", name=name, dtype=clip(dtype), allowed=", ".join(DTYPES))
     if not _count_list(shape) or len(shape) != RANKS:
         raise AttentionFileError("rank", name=name, shape=clip(shape))
     if not _count_list(offsets) or len(offsets) != 2:
         raise AttentionFileError("bad_entry", name=name, field="data_offsets")
-    np_dtype = np.dtype(DTYPES[dtype])
-    start, end = offsets
-    if not start <= end <= body or end - start != math.prod(shape) * np_dtype.itemsize:
-        raise AttentionFileError("offsets", name=name, start=clip(start), end=clip(end), size=body)
-    return Entry(np_dtype, dtype == "BF16", tuple(shape), start, end)
+    return Entry(np.dtype(DTYPES[dtype]), dtype == "BF16", tuple(shape), offsets[0], offsets[1])
+
+
+def _check_offsets(name: str, entry: Entry, body: int) -> None:
+    """A tensor's bytes lie inside the data and are exactly as many as its (capped) shape needs."""
+    if not entry.start <= entry.end <= body or entry.end - entry.start != math.prod(entry.shape) * entry.dtype.itemsize:
+        raise AttentionFileError("offsets", name=name, start=clip(entry.start), end=clip(entry.end), size=body)
 
 
 def _check_shapes(entries: dict[str, Entry]) -> None:
@@ -153,10 +155,21 @@ def _tokens(meta: dict[str, str], key: str, count: int) -> tuple[str, ...]:
         raise AttentionFileError("tokens_not_strings", key=key)
     if len(tokens) != count:
         raise AttentionFileError("token_count", key=key, count=len(tokens), want=count)
+    if not all(_encodable(tok) for tok in tokens):
+        raise AttentionFileError("token_text", key=key)
     long = next((tok for tok in tokens if len(tok) > MAX_ATTN_TOKEN_CHARS), None)
     if long is not None:
         raise AttentionFileError("token_too_long", token=clip(long), cap=MAX_ATTN_TOKEN_CHARS)
     return tuple(tokens)
+
+
+def _encodable(text: str) -> bool:
+    """Text a browser can be sent: JSON's escapes can spell lone surrogates, which UTF-8 cannot encode."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _metadata(header: dict[str, object]) -> dict[str, str]:
@@ -166,6 +179,8 @@ def _metadata(header: dict[str, object]) -> dict[str, str]:
         raise AttentionFileError("bad_metadata")
     if meta.get("format", FORMAT) != FORMAT:
         raise AttentionFileError("format", found=clip(meta["format"]), expected=FORMAT)
+    if not _encodable(meta.get("model", "")):
+        raise AttentionFileError("bad_metadata", "the model's name is not valid Unicode")
     if len(meta.get("model", "")) > MAX_ATTN_MODEL_CHARS:
         raise AttentionFileError("model_name", cap=MAX_ATTN_MODEL_CHARS)
     return meta
@@ -231,8 +246,10 @@ def _read(data: bytes) -> AttentionFile:
     """Header, then shapes, then metadata, then the values: a checked AttentionFile."""
     header, offset = _header(data)
     meta = _metadata(header)
-    entries = {name: _entry(name, header[name], len(data) - offset) for name in TENSORS if name in header}
+    entries = {name: _entry(name, header[name]) for name in TENSORS if name in header}
     _check_shapes(entries)
+    for name, entry in entries.items():
+        _check_offsets(name, entry, len(data) - offset)
     _, _, t_q, t_k = entries["attentions"].shape
     tokens, tokens_k = _tokens(meta, "tokens", t_q), _tokens(meta, "tokens_k", t_k) if "tokens_k" in meta else None
     tokens_k = tokens if tokens_k is None else tokens_k
