@@ -218,7 +218,7 @@ def _check_qk(name: str, x: np.ndarray) -> None:
     """Queries or keys finite and of moderate size (a projection must not overflow)."""
     if not np.isfinite(x).all():
         raise AttentionFileError("not_finite", name=name, cell=clip(np.argwhere(~np.isfinite(x))[0].tolist()))
-    if np.abs(x).max() > MAX_ATTN_QK_ABS:
+    if float(np.abs(x).max()) > MAX_ATTN_QK_ABS:
         raise AttentionFileError("qk_too_large", name=name, cap=f"{MAX_ATTN_QK_ABS:g}")
 
 
