@@ -1,10 +1,11 @@
 """The attention-file budget (DESIGN: 12 layers x 12 heads x 128 tokens loads and draws in <= 1 s server-side).
 
-One function per measurement, each taking the file's bytes and returning seconds, listed in MEASURES;
+One function per measurement, each taking the file's bytes and returning a number, listed in MEASURES;
 the model view's draw time goes in as another function there. Each is repeated and reported as the
 median with the spread, since the machine is shared.
 
     python -m scripts.attnfile_budget [--repeats 7] [--layers 12 --heads 12 --tokens 128 --head-dim 64]
+    python -m scripts.attnfile_budget --layers 1 --heads 4 --tokens 2048 --head-dim 0   # the largest file allowed
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import argparse
 import json
 import statistics
 import time
+import tracemalloc
 from collections.abc import Callable
 
 import torch
@@ -21,13 +23,15 @@ from attnlab.attnfile import AttentionFile, load, to_bytes
 
 
 def build(layers: int, heads: int, tokens: int, head_dim: int, seed: int = 0) -> bytes:
-    """A file like a captured one: softmax rows from random q and k, with those queries and keys."""
+    """A file like a captured one: softmax rows from random q and k, with those queries and keys (unless d is 0)."""
     gen = torch.Generator().manual_seed(seed)
-    q = torch.randn(layers, heads, tokens, head_dim, generator=gen)  # (L, H, T, d)
-    k = torch.randn(layers, heads, tokens, head_dim, generator=gen)
-    a = (q @ k.transpose(-2, -1) / head_dim**0.5).softmax(dim=-1)  # (L, H, T, T)
+    d = max(head_dim, 8)  # --head-dim 0: a file without queries and keys
+    q = torch.randn(layers, heads, tokens, d, generator=gen)  # (L, H, T, d)
+    k = torch.randn(layers, heads, tokens, d, generator=gen)
+    a = (q @ k.transpose(-2, -1) / d**0.5).softmax(dim=-1)  # (L, H, T, T)
     words = [f"tok{i}" for i in range(tokens)]
-    return to_bytes(a, words, model="budget", queries=q, keys=k)
+    qk = {"queries": q, "keys": k} if head_dim else {}
+    return to_bytes(a, words, model="budget", **qk)
 
 
 def timed(fn: Callable[[], object]) -> float:
@@ -47,7 +51,17 @@ def loaded(data: bytes) -> AttentionFile:
     return load("budget.safetensors", data)
 
 
-MEASURES: dict[str, Callable[[bytes], float]] = {"load_s": measure_load}
+def measure_peak_mb(data: bytes) -> float:
+    """MiB that load allocates at its peak (tracemalloc: numpy and torch buffers included), beyond the upload."""
+    tracemalloc.start()
+    try:
+        load("budget.safetensors", data)
+        return tracemalloc.get_traced_memory()[1] / 2**20
+    finally:
+        tracemalloc.stop()
+
+
+MEASURES: dict[str, Callable[[bytes], float]] = {"load_s": measure_load, "load_peak_mib": measure_peak_mb}
 
 
 def main() -> None:

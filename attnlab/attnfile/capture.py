@@ -22,6 +22,7 @@ from typing import Any
 import torch
 
 from attnlab.attnfile.file import AttentionFile, is_causal
+from attnlab.limits import MAX_ATTN_MODEL_CHARS
 
 Q_NAMES = ("query", "q_proj", "q")
 K_NAMES = ("key", "k_proj", "k")
@@ -146,6 +147,7 @@ def capture(model: Any, tokenizer: Any, text: str, target: str | None = None) ->
     if encoder_decoder and target is None:
         raise ValueError("an encoder-decoder model needs a target text as well")
     name = str(getattr(getattr(model, "config", None), "name_or_path", "") or type(model).__name__)
+    name = name[-MAX_ATTN_MODEL_CHARS:]  # a local checkpoint path can be long; its end names the model
     source = tokenizer(text, return_tensors="pt")
     inputs = {"input_ids": source["input_ids"]}
     if "attention_mask" in source:
