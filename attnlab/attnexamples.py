@@ -8,14 +8,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
-import torch
-
-from attnlab.attnfile import AttentionFile
+from attnlab.attnfile import AttentionFile, from_encoder
 from attnlab.pretrained.encoder import MAX_TOKENS, load_minilm
 
-KINDS = ("self", "causal", "encoder", "decoder", "cross")  # what a file's attention can be
+KINDS = ("self", "causal", "encoder", "decoder", "cross")  # what the page says a file's attention is
 SHARED_TOKENS = ("self", "causal", "encoder", "decoder")  # queries and keys are the same tokens
 CAUSAL = ("causal", "decoder")  # each query sees only itself and the tokens before it
 
@@ -32,19 +29,7 @@ class Example:
 
 def minilm_file(text: str) -> AttentionFile:
     """all-MiniLM-L6-v2 on one sentence through attnlab's own forward pass, with every head's queries and keys."""
-    model = load_minilm()
-    run = model.run(text)
-    heads = [model.layer_steps(run, layer).attention.heads for layer in range(model.n_layers)]
-    queries = torch.stack([h.q for h in heads])  # (L, H, T, d_k)
-    keys = torch.stack([h.k for h in heads])  # (L, H, T, d_k)
-    return AttentionFile(
-        attentions=run.attentions,
-        tokens=list(run.tokens),
-        tokens_k=list(run.tokens),
-        model=model.name,
-        queries=queries,
-        keys=keys,
-    )
+    return from_encoder(load_minilm(), text, MAX_TOKENS)
 
 
 EXAMPLES: dict[str, Example] = {
@@ -55,22 +40,6 @@ EXAMPLES: dict[str, Example] = {
 }
 
 
-def is_causal(attentions: torch.Tensor) -> bool:
-    """True when every head puts zero weight above the diagonal (T_q = T_k > 1): the mark of a causal mask."""
-    t_q, t_k = attentions.shape[-2:]
-    if t_q != t_k or t_q < 2:
-        return False
-    above = torch.triu(torch.ones(t_q, t_k, dtype=torch.bool), diagonal=1)
-    return bool((attentions[..., above] == 0).all())
-
-
-def kind_of(file: Any) -> str:
-    """The file's own kind when it says one (a part of `capture`), else read off its tokens and weights."""
-    declared = getattr(file, "kind", None)
-    if declared in KINDS:
-        if declared == "self" and is_causal(file.attentions):
-            return "causal"
-        return declared
-    if list(file.tokens) != list(file.tokens_k):
-        return "cross"
-    return "causal" if is_causal(file.attentions) else "self"
+def kind_of(file: AttentionFile) -> str:
+    """The file's kind as the page names it: its own (self, encoder, decoder, cross), self split by its causal flag."""
+    return "causal" if file.kind == "self" and file.causal else file.kind

@@ -7,8 +7,6 @@ the example's name and input; every text and figure is built per session in its 
 from __future__ import annotations
 
 import hashlib
-import tempfile
-from pathlib import Path
 
 import numpy as np
 import streamlit as st
@@ -16,7 +14,7 @@ import streamlit as st
 from attnlab import attnfile
 from attnlab.attnexamples import EXAMPLES, SHARED_TOKENS, kind_of
 from attnlab.figures.attnfile import as_array
-from attnlab.limits import MAX_ATTNFILE_UPLOAD_MB, MAX_FILE_HEADS, MAX_FILE_LAYERS, MAX_FILE_TOKENS
+from attnlab.limits import MAX_ATTN_HEADS, MAX_ATTN_TOKENS, MAX_ATTN_UPLOAD_MB
 from attnlab.params import choice_param, int_param, text_param
 from attnlab.pretrained import INSTALL_COMMAND, ModelMissing, head_scores
 from attnlab.pretrained import rollout as rollout_of
@@ -35,10 +33,10 @@ PAGE = PageState(
         choice_param("source", SOURCES[0], SOURCES),
         text_param("text", EXAMPLES[SOURCES[0]].text),
         choice_param("view", "model", VIEWS),
-        int_param("layer", 1, 1, MAX_FILE_LAYERS),
-        int_param("head", 1, 1, MAX_FILE_HEADS),
-        int_param("q", 0, 0, MAX_FILE_TOKENS),  # 0: every query; i: the i-th query token
-        int_param("k", 0, 0, MAX_FILE_TOKENS),  # 0: no key followed; j: who looks at the j-th key
+        int_param("layer", 1, 1, MAX_ATTN_HEADS),  # layers x heads is capped, so each alone too
+        int_param("head", 1, 1, MAX_ATTN_HEADS),
+        int_param("q", 0, 0, MAX_ATTN_TOKENS),  # 0: every query; i: the i-th query token
+        int_param("k", 0, 0, MAX_ATTN_TOKENS),  # 0: no key followed; j: who looks at the j-th key
     ),
 )
 
@@ -91,7 +89,7 @@ def source_picker() -> str:
 def from_upload() -> tuple[attnfile.AttentionFile, str] | None:
     """The uploaded file and its digest, or a message saying what is wrong with it (in the user's language)."""
     upload = st.file_uploader(
-        t("attnfile.upload"), type=["safetensors"], key="attnfile.upload", max_upload_size=MAX_ATTNFILE_UPLOAD_MB
+        t("attnfile.upload"), type=["safetensors"], key="attnfile.upload", max_upload_size=MAX_ATTN_UPLOAD_MB
     )
     if upload is None:
         st.info(t("attnfile.upload_hint"), icon=":material/upload_file:")
@@ -106,14 +104,13 @@ def from_upload() -> tuple[attnfile.AttentionFile, str] | None:
 
 
 def refused(name: str, bad: attnfile.AttentionFileError) -> None:
-    """The loader's reason, translated, with the file's name and every field from the file as inert text."""
-    reason = f"attnfile.error_{getattr(bad, 'reason', 'invalid')}"
-    fields = {k: code(v) for k, v in (getattr(bad, "fields", None) or {}).items()}
+    """The loader's reason in the user's language, the file's name and every value from the file as inert text."""
+    fields = {k: code(v) for k, v in bad.fmt.items()}
     try:
-        detail = t(reason, **fields)
-    except (KeyError, IndexError):  # a reason or field this page has no words for
-        detail = t("attnfile.error_invalid")
-    st.error(t("attnfile.refused", name=code(name), reason=detail), icon=":material/block:")
+        reason = t(f"attnfile_errors.{bad.reason}", **fields)
+    except (KeyError, IndexError):  # a reason this page has no sentence for: the generic one, never a traceback
+        reason = t("attnfile_errors.unreadable")
+    st.error(t("attnfile.refused", name=code(name), reason=reason), icon=":material/block:")
 
 
 def from_example(name: str) -> tuple[attnfile.AttentionFile, str] | None:
@@ -154,7 +151,7 @@ def download(file: attnfile.AttentionFile) -> None:
     """The file as safetensors, written by the same `save` a notebook uses when clicked, so it loads back here."""
     st.download_button(
         t("attnfile.download"),
-        data=lambda: saved_bytes(file),  # written on click, in its own thread: nothing is kept per session
+        data=lambda: attnfile.file_bytes(file),  # written on click, in its own thread: nothing is kept per session
         file_name="attention.safetensors",
         mime="application/octet-stream",
         icon=":material/download:",
@@ -162,24 +159,7 @@ def download(file: attnfile.AttentionFile) -> None:
     )
 
 
-def saved_bytes(file: attnfile.AttentionFile) -> bytes:
-    """What `attnfile.save` writes for this file."""
-    with tempfile.TemporaryDirectory() as folder:
-        path = Path(folder) / "attention.safetensors"
-        attnfile.save(
-            path,
-            file.attentions,
-            list(file.tokens),
-            list(file.tokens_k),
-            model=file.model,
-            queries=file.queries,
-            keys=file.keys,
-        )
-        return path.read_bytes()
-
-
 def views_for(file: attnfile.AttentionFile, kind: str) -> tuple[str, ...]:
     """The views that apply: the query-key map needs queries and keys; finder and rollout one list of tokens."""
-    has_qk = file.queries is not None and file.keys is not None
     shared = kind in SHARED_TOKENS and file.attentions.shape[-1] >= 2
-    return tuple(v for v in VIEWS if (v != "qk" or has_qk) and (v not in ("finder", "rollout") or shared))
+    return tuple(v for v in VIEWS if (v != "qk" or file.has_qk) and (v not in ("finder", "rollout") or shared))
