@@ -12,7 +12,9 @@ MIN_D_MODEL = 2
 MAX_D_MODEL = 64  # the Playground, Cross-attention and uploads: 64 x 64 cells per matrix at most
 MAX_SEED = 2**31 - 1
 MAX_WEIGHT = 1000.0  # largest |value| of an edited or uploaded weight cell
-MAX_UPLOAD_BYTES = 2 * 2**20  # one weights file (Streamlit's own maxUploadSize is 2 MB too)
+MAX_UPLOAD_BYTES = (
+    2 * 2**20
+)  # one weights file, checked by the loader (Streamlit's maxUploadSize is MAX_ATTN_UPLOAD_MB)
 MAX_URL_EDITS = 256  # edited cells a link carries; past this a link is no longer something to paste in a chat
 MEMORY_CAP_BYTES = 512 * 2**20  # what one request may allocate on the hosted (CPU-only) app
 
@@ -26,3 +28,20 @@ INDUCTION_CLEAR = 0.5  # weight on "what followed last time" from which the deco
 
 TRAINED_MAX_SYMBOLS = 64  # symbols one decoder run takes: the length its position embeddings were trained on
 TRAINED_LIVE_MAX_STEPS = 400  # steps a live training run on the page may take (one at a time per server)
+
+# Attention files (contract 9): what one uploaded or captured file may hold. 16 Mi values are 64 MiB in float32,
+# so the decoded tensors, the upload's bytes and the checks' temporaries stay well under MEMORY_CAP_BYTES.
+MAX_ATTN_VALUES = 16 * 2**20  # attentions + queries + keys, all layers and heads together
+MAX_ATTN_TOKENS = 2048  # tokens on either side (queries or keys)
+MAX_ATTN_HEADS = 2048  # layers x heads (GPT-2 XL has 48 x 25 = 1200, Llama-2-13B 40 x 40 = 1600)
+MAX_ATTN_HEAD_DIM = 1024  # d of the recorded queries and keys
+MAX_ATTN_TOKEN_CHARS = 256  # characters in one token's text
+MAX_ATTN_MODEL_CHARS = 200  # characters in the model's name
+MAX_ATTN_HEADER_BYTES = 2**20  # a safetensors header: 2 x 2048 tokens of ~100 bytes; json.loads stays under ~30 MB
+MAX_ATTN_HEADER_CONTAINERS = 2**15  # '[' and '{' in a header: json.loads builds one object for each
+MAX_ATTN_UPLOAD_MB = 72  # .streamlit/config.toml server.maxUploadSize: 64 MiB of float32 values plus the header
+MAX_ATTN_FILE_BYTES = MAX_ATTN_UPLOAD_MB * 2**20
+MAX_ATTN_QK_ABS = 1e6  # largest |value| of a recorded query or key (real models stay in the hundreds)
+TOL_ATTN_WEIGHT = 1e-3  # a weight may lie this far below 0 or above 1 (float16 and bfloat16 rounding)
+TOL_ATTN_ROW_SUM = 2e-2  # a row's weights sum to 1 (or 0: a row that saw nothing) within this
+MAX_DRAWN_TOKENS = 256  # an attention file's heatmaps and full line sets are drawn up to this many tokens a side

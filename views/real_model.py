@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from attnlab.ui import real, state
+from attnlab.ui import real, real_qk, state
 from attnlab.ui.i18n import t
 from attnlab.ui.widgets import text_input
 
@@ -34,6 +34,8 @@ def main() -> None:
         real.finder(run)
     elif view == "rollout":
         real.rollout_view(run)
+    elif view == "qk":
+        real_qk.qk_view(model, run)
     else:
         real.similarity_view(run)
 

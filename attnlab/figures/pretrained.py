@@ -17,7 +17,7 @@ from plotly.colors import sample_colorscale, unlabel_rgb
 
 from attnlab.figures.palette import TRANSPARENT, current
 from attnlab.figures.prebuilt import BASE_LAYOUT, Prebuilt, expanded_scale
-from attnlab.figures.text import label
+from attnlab.figures.text import esc, label
 
 THUMB = 64  # pixels per attention map in the overview: longer texts are max-pooled down to it
 GAP = 6  # pixels between maps
@@ -31,37 +31,43 @@ def lookup_table(scale, n: int = 256) -> np.ndarray:
     return np.array([unlabel_rgb(c) for c in colours], dtype=np.float64).round().astype(np.uint8)
 
 
-def thumb_side(t: int) -> int:
-    """Pixels per map: T repeated up to about THUMB for short texts, THUMB for long ones."""
-    return t * max(1, THUMB // t) if t <= THUMB else THUMB
+def thumb_sides(t_q: int, t_k: int) -> tuple[int, int]:
+    """Pixels per map (rows, columns): repeated up to about THUMB for short texts, pooled to THUMB for long ones."""
+    t = max(t_q, t_k)
+    if t <= THUMB:
+        return t_q * (THUMB // t), t_k * (THUMB // t)
+    return max(1, round(THUMB * t_q / t)), max(1, round(THUMB * t_k / t))
 
 
-def pooled(maps: np.ndarray, side: int) -> np.ndarray:
-    """(..., T, T) -> (..., side, side): each pixel the largest weight of its block (a sharp peak stays visible)."""
-    t = maps.shape[-1]
+def pooled_axis(maps: np.ndarray, side: int, axis: int) -> np.ndarray:
+    """One axis of T cells -> side pixels: repeated when side >= T, else each pixel the largest weight of its block."""
+    t = maps.shape[axis]
     if side >= t:
-        repeat = side // t
-        return maps.repeat(repeat, axis=-2).repeat(repeat, axis=-1)
+        return maps.repeat(side // t, axis=axis)
     starts = np.linspace(0, t, side + 1).astype(int)[:-1]
-    return np.maximum.reduceat(np.maximum.reduceat(maps, starts, axis=-2), starts, axis=-1)
+    return np.maximum.reduceat(maps, starts, axis=axis)
+
+
+def pooled(maps: np.ndarray, rows: int, cols: int) -> np.ndarray:
+    """(..., T_q, T_k) -> (..., rows, cols), so a sharp peak stays visible at any length."""
+    return pooled_axis(pooled_axis(maps, rows, -2), cols, -1)
 
 
 def thumbnail_levels(attentions: np.ndarray) -> np.ndarray:
-    """(L, H, T, T) weights in [0, 1] -> (L, H, side, side) uint8 levels: numbers only, the same for every palette."""
-    side = thumb_side(attentions.shape[-1])
-    return np.clip((pooled(attentions, side) * 255).round(), 0, 255).astype(np.uint8)
+    """(L, H, T_q, T_k) weights in [0, 1] -> (L, H, rows, cols) uint8 levels: numbers only, the same in every palette."""
+    rows, cols = thumb_sides(*attentions.shape[-2:])
+    return np.clip((pooled(attentions, rows, cols) * 255).round(), 0, 255).astype(np.uint8)
 
 
 def thumbnails(levels: np.ndarray) -> np.ndarray:
-    """(L, H, side, side) levels -> one RGB picture in the current palette, the maps in a layers x heads grid."""
-    n_layers, n_heads, side, _ = levels.shape
+    """(L, H, rows, cols) levels -> one RGB picture in the current palette, the maps in a layers x heads grid."""
+    n_layers, n_heads, rows, cols = levels.shape
     table = lookup_table(current().prob)
-    picture = np.full((n_layers * (side + GAP) - GAP, n_heads * (side + GAP) - GAP, 3), 255, dtype=np.uint8)
+    picture = np.full((n_layers * (rows + GAP) - GAP, n_heads * (cols + GAP) - GAP, 3), 255, dtype=np.uint8)
     for layer in range(n_layers):
         for head in range(n_heads):
-            tile = table[levels[layer, head]]  # (side, side, 3)
-            top, left = layer * (side + GAP), head * (side + GAP)
-            picture[top : top + side, left : left + side] = tile
+            top, left = layer * (rows + GAP), head * (cols + GAP)
+            picture[top : top + rows, left : left + cols] = table[levels[layer, head]]  # (rows, cols, 3)
     return picture
 
 
@@ -85,24 +91,24 @@ def model_view_figure(
     picked: tuple[int, int] | None = None,
     levels: np.ndarray | None = None,
 ) -> Prebuilt:
-    """Every head of every layer as a small map; each map carries a clickable marker naming its layer and head.
+    """Every head of every layer as a small map (L, H, T_q, T_k); each carries a clickable marker naming its head.
 
     `levels` (from `thumbnail_levels(attentions)`) may be passed when a cache already holds them.
     """
-    levels = thumbnail_levels(attentions) if levels is None else levels  # (L, H, side, side)
-    n_layers, n_heads, side, _ = levels.shape
+    levels = thumbnail_levels(attentions) if levels is None else levels  # (L, H, rows, cols)
+    n_layers, n_heads, rows, cols = levels.shape
     picture = thumbnails(levels)
-    step = side + GAP
-    centres_x = [h * step + side / 2 for h in range(n_heads)]
-    centres_y = [layer * step + side / 2 for layer in range(n_layers)]
+    step_y, step_x = rows + GAP, cols + GAP
+    centres_x = [h * step_x + cols / 2 for h in range(n_heads)]
+    centres_y = [layer * step_y + rows / 2 for layer in range(n_layers)]
     xs, ys, names, custom = [], [], [], []
     for layer in range(n_layers):
         for head in range(n_heads):
             xs.append(centres_x[head])
             ys.append(centres_y[layer])
-            names.append(f"{layer_name} {layer + 1} · {head_name} {head + 1}")
+            names.append(f"{esc(layer_name)} {layer + 1} · {esc(head_name)} {head + 1}")
             custom.append([layer, head])
-    marker = dict(size=max(20, side * 0.55), color=TRANSPARENT, symbol="square")
+    marker = dict(size=max(20, min(rows, cols) * 0.55), color=TRANSPARENT, symbol="square")
     data = [
         dict(type="image", source=png_uri(picture), x0=0, y0=0, dx=1, dy=1, hoverinfo="skip"),
         dict(
@@ -119,9 +125,9 @@ def model_view_figure(
     ]
     layout = dict(
         BASE_LAYOUT,
-        height=int(110 + 75 * n_layers),
-        xaxis=numbered_axis(centres_x, head_name, side="top", range=[-GAP, picture.shape[1] + GAP]),
-        yaxis=numbered_axis(centres_y, layer_name, autorange="reversed", scaleanchor="x"),
+        height=int(110 + 75 * n_layers * max(0.5, rows / max(rows, cols))),
+        xaxis=numbered_axis(centres_x, esc(head_name), side="top", range=[-GAP, picture.shape[1] + GAP]),
+        yaxis=numbered_axis(centres_y, esc(layer_name), autorange="reversed", scaleanchor="x"),
         dragmode="zoom",
     )
     if picked is not None:
@@ -129,59 +135,86 @@ def model_view_figure(
         layout["shapes"] = [
             dict(
                 type="rect",
-                x0=head * step - 3,
-                x1=head * step + side + 3,
-                y0=layer * step - 3,
-                y1=layer * step + side + 3,
+                x0=head * step_x - 3,
+                x1=head * step_x + cols + 3,
+                y0=layer * step_y - 3,
+                y1=layer * step_y + rows + 3,
                 line=dict(color=current().highlight, width=3),
             )
         ]
     return Prebuilt(dict(data=data, layout=layout))
 
 
-def head_lines_figure(weights: np.ndarray, tokens: Sequence[str], query: int | None, title: str) -> Prebuilt:
-    """bertviz's head view: queries on the left, keys on the right, one line per pair with opacity = weight."""
-    t = len(tokens)
-    rows = range(t) if query is None else [query]
-    colour = current().line(0)
+def line_traces(weights: np.ndarray, pairs: np.ndarray, colour: str) -> list[dict]:
+    """One lines trace per strength band: each (i, j) of `pairs` a line from query i (x=0) to key j (x=1)."""
     data = []
     edges = np.linspace(MIN_LINE_WEIGHT, 1.0, LINE_BUCKETS + 1)
+    strengths = weights[pairs[:, 0], pairs[:, 1]] if len(pairs) else np.zeros(0)
     for b in range(LINE_BUCKETS):
+        inside = (strengths >= edges[b]) & (strengths < edges[b + 1] + (b == LINE_BUCKETS - 1))
+        if not inside.any():
+            continue
         xs, ys = [], []
-        for i in rows:
-            for j in np.nonzero((weights[i] >= edges[b]) & (weights[i] < edges[b + 1] + (b == LINE_BUCKETS - 1)))[0]:
-                xs += [0, 1, None]
-                ys += [i, int(j), None]
-        if xs:
-            opacity = float(0.15 + 0.85 * (edges[b] + edges[b + 1]) / 2)
-            data.append(
-                dict(
-                    type="scatter",
-                    x=xs,
-                    y=ys,
-                    mode="lines",
-                    hoverinfo="skip",
-                    showlegend=False,
-                    line=dict(color=colour, width=1 + 4 * edges[b + 1]),
-                    opacity=opacity,
-                )
-            )
-    labels = [label(tok, 24) for tok in tokens]
-    bold = [f"<b>{lab}</b>" if i == query else lab for i, lab in enumerate(labels)]
-    for x, anchor in ((0, "right"), (1, "left")):
+        for i, j in pairs[inside].tolist():
+            xs += [0, 1, None]
+            ys += [i, j, None]
         data.append(
             dict(
                 type="scatter",
-                x=[x] * t,
-                y=list(range(t)),
-                mode="text",
-                text=bold,
-                showlegend=False,
-                textposition=f"middle {anchor}",
+                x=xs,
+                y=ys,
+                mode="lines",
                 hoverinfo="skip",
-                textfont=dict(size=14),
+                showlegend=False,
+                line=dict(color=colour, width=1 + 4 * edges[b + 1]),
+                opacity=float(0.15 + 0.85 * (edges[b] + edges[b + 1]) / 2),
             )
         )
+    return data
+
+
+def token_column(tokens: Sequence[str], x: int, anchor: str, bold: int | None, title: str | None) -> dict:
+    """One side's tokens as text marks, the followed one in bold."""
+    labels = [label(tok, 24) for tok in tokens]
+    text = [f"<b>{lab}</b>" if i == bold else lab for i, lab in enumerate(labels)]
+    return dict(
+        type="scatter",
+        x=[x] * len(tokens),
+        y=list(range(len(tokens))),
+        mode="text",
+        text=text,
+        name=esc(title or ""),
+        showlegend=False,
+        textposition=f"middle {anchor}",
+        hoverinfo="skip",
+        textfont=dict(size=14),
+    )
+
+
+def head_lines_figure(
+    weights: np.ndarray,
+    tokens: Sequence[str],
+    query: int | None,
+    title: str,
+    tokens_k: Sequence[str] | None = None,
+    key: int | None = None,
+    sides: tuple[str, str] | None = None,
+) -> Prebuilt:
+    """bertviz's head view: queries on the left, keys on the right, one line per pair with opacity = weight.
+
+    weights is (T_q, T_k); tokens_k names the keys (the queries' tokens by default: self-attention). Follow a
+    query (its row: where it looks) or a key (its column: who looks at it); neither draws every line.
+    `sides` are the two column headings (for cross attention: target and source).
+    """
+    keys = list(tokens if tokens_k is None else tokens_k)
+    t_q, t_k = weights.shape
+    rows = np.arange(t_q) if query is None else np.array([query])
+    cols = np.arange(t_k) if key is None else np.array([key])
+    pairs = np.stack(np.meshgrid(rows, cols, indexing="ij"), axis=-1).reshape(-1, 2)  # (P, 2) of (i, j)
+    data = line_traces(weights, pairs, current().line(0))
+    data.append(token_column(tokens, 0, "right", query, sides[0] if sides else None))
+    data.append(token_column(keys, 1, "left", key, sides[1] if sides else None))
+    t = max(t_q, t_k)
     layout = dict(
         BASE_LAYOUT,
         title=dict(text=label(title, 80), x=0.0),
@@ -189,4 +222,17 @@ def head_lines_figure(weights: np.ndarray, tokens: Sequence[str], query: int | N
         xaxis=dict(visible=False, range=[-0.9, 1.9]),
         yaxis=dict(visible=False, autorange="reversed", range=[t - 0.5, -0.5]),
     )
+    if sides:
+        layout["annotations"] = [
+            dict(
+                x=x,
+                y=1,
+                yref="paper",
+                text=f"<b>{label(side, 30)}</b>",
+                showarrow=False,
+                xanchor=anchor,
+                yanchor="bottom",
+            )
+            for x, side, anchor in ((0, sides[0], "right"), (1, sides[1], "left"))
+        ]
     return Prebuilt(dict(data=data, layout=layout))

@@ -42,6 +42,7 @@ PAGES: tuple[PageSpec, ...] = (
     PageSpec("neuron", "hub", "neuron", "explore"),
     PageSpec("real_model", "psychology", "real-model", "explore"),
     PageSpec("decoder", "model_training", "decoder", "explore"),
+    PageSpec("attention_file", "upload_file", "attention-file", "explore"),
     PageSpec("lessons", "school", "lessons", "lessons"),
     PageSpec("lesson_dictionary", "menu_book", "soft-dictionary", "lessons", lesson="dictionary"),
     PageSpec("lesson_scaling", "square_foot", "scaling", "lessons", lesson="scaling"),

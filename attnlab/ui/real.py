@@ -28,7 +28,7 @@ from attnlab.ui.text import code
 from attnlab.ui.widgets import chart, segmented, selectbox, text_input
 
 N_LAYERS, N_HEADS = 6, 12  # all-MiniLM-L6-v2; the page checks the loaded model against these
-VIEWS = ("model", "head", "stages", "finder", "rollout", "similarity")
+VIEWS = ("model", "head", "stages", "finder", "rollout", "similarity", "qk")
 REAL = PageState(
     "real",
     (

@@ -35,11 +35,15 @@ def used(fig: dict) -> tuple[set[tuple], set[str]]:
     for trace in fig["data"]:
         if "colorscale" in trace:
             found_scales.add(tuple(tuple(stop) for stop in trace["colorscale"]))
+        if "colorscale" in (trace.get("marker") or {}):  # points filled by a value (a query-key map's positions)
+            found_scales.add(tuple(tuple(stop) for stop in trace["marker"]["colorscale"]))
         for part in ("line", "marker", "textfont"):
             colour = (trace.get(part) or {}).get("color")
-            found_colours |= {c.lower() for c in ([colour] if isinstance(colour, str) else colour or [])} - {
-                TRANSPARENT
-            }
+            named = [colour] if isinstance(colour, str) else [c for c in colour or [] if isinstance(c, str)]
+            found_colours |= {c.lower() for c in named} - {TRANSPARENT}
+            line = (trace.get(part) or {}).get("line") or {}  # a marker's outline
+            if isinstance(line.get("color"), str):
+                found_colours.add(line["color"].lower())
     for shape in fig["layout"].get("shapes", []):
         if (shape.get("line") or {}).get("color"):
             found_colours.add(shape["line"]["color"].lower())

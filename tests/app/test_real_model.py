@@ -12,7 +12,7 @@ from tests.app.charts import heatmap_values
 from tests.app.conftest import assert_clean, open_page, texts
 
 REAL = "views/real_model.py"
-CHARTS = {"model": 1, "head": 2, "stages": 14, "finder": 1, "rollout": 2, "similarity": 1}
+CHARTS = {"model": 1, "head": 2, "stages": 14, "finder": 1, "rollout": 2, "similarity": 1, "qk": 1}
 
 
 @pytest.mark.parametrize("view", real.VIEWS)
@@ -127,3 +127,26 @@ def test_the_check_panel_compares_with_bert_and_sentence_transformers():
     [b for b in at.button if b.label == catalog("en")["real.check_run"]][0].click().run(timeout=180)
     assert_clean(at)
     assert catalog("en")["lab.check_pass"] in texts(at, "success")
+
+
+def test_the_query_key_map_reports_the_agreement_of_the_picked_query(lang):
+    from attnlab.qkmap import agreement, qk_map
+
+    text = "The animal didn't cross the street because it was too tired."
+    at = open_page(REAL, view="qk", layer="3", head="7", q="9", text=text, lang=lang)
+    assert_clean(at)
+    model = load_minilm()
+    run = model.run(text)
+    heads = model.layer_steps(run, 2).attention.heads
+    found = agreement(qk_map(heads.q[6].numpy(), heads.k[6].numpy()), run.attentions[2, 6].numpy(), 8)
+    shown = {m.label: m.value for m in at.metric}
+    assert shown[catalog(lang)["qk.rho"]] == f"{found.spearman:.2f}"
+    assert shown[catalog(lang)["qk.rho_2d"]] == f"{found.spearman_2d:.2f}"
+    assert shown[catalog(lang)["qk.overlap"].format(n=3)] == f"{found.overlap} / 3"
+
+
+def test_the_query_key_map_without_a_picked_query_asks_for_one(lang):
+    at = open_page(REAL, view="qk", lang=lang)
+    assert_clean(at)
+    assert catalog(lang)["qk.pick"] in texts(at, "info")
+    assert len(at.get("plotly_chart")) == 1 and not at.metric

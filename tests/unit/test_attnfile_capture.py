@@ -1,0 +1,187 @@
+"""capture() against each model's own output_attentions: tiny random BERT, GPT-2 and BART built here, and MiniLM.
+
+Nothing is downloaded: the models come from tiny configs with a fixed seed, the tokenizer is a
+WordLevel `tokenizers` model wrapped in PreTrainedTokenizerFast (built in memory), and a bare
+duck-typed tokenizer checks that capture needs only __call__ and convert_ids_to_tokens.
+transformers is imported once, here.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from attnlab.attnfile import AttentionFile, capture, file_bytes, from_encoder, load
+
+with pytest.MonkeyPatch.context() as _env:
+    _env.setenv("HF_HUB_OFFLINE", "1")
+    _env.setenv("TRANSFORMERS_OFFLINE", "1")
+    import transformers
+    from tokenizers import Tokenizer, models, pre_tokenizers
+
+WORDS = ["<pad>", "<s>", "</s>", "<unk>", "the", "cat", "sat", "on", "mat", "le", "chat", "dort", "a", "dog"]
+TEXT, TARGET = "the cat sat on the mat", "le chat dort"
+TOL = 1e-6
+
+
+def tiny_tokenizer():
+    """A real fast tokenizer over a 14-word vocabulary, built in memory."""
+    core = Tokenizer(models.WordLevel({w: i for i, w in enumerate(WORDS)}, unk_token="<unk>"))
+    core.pre_tokenizer = pre_tokenizers.Whitespace()
+    return transformers.PreTrainedTokenizerFast(
+        tokenizer_object=core, unk_token="<unk>", pad_token="<pad>", bos_token="<s>", eos_token="</s>"
+    )
+
+
+class BareTokenizer:
+    """Only what capture may use: called with return_tensors="pt", and convert_ids_to_tokens."""
+
+    def __call__(self, text: str, return_tensors: str) -> dict[str, torch.Tensor]:
+        assert return_tensors == "pt"
+        return {"input_ids": torch.tensor([[WORDS.index(w) if w in WORDS else 3 for w in text.split()]])}
+
+    def convert_ids_to_tokens(self, ids: list[int]) -> list[str]:
+        return [WORDS[i] for i in ids]
+
+
+def tiny(name: str):
+    """A tiny random model of one family, in train mode with its default (SDPA) attention, as a user might hold it."""
+    torch.manual_seed(0)
+    small = {"vocab_size": len(WORDS), "pad_token_id": 0, "bos_token_id": 1, "eos_token_id": 2}
+    if name == "bert":
+        config = transformers.BertConfig(
+            hidden_size=16, num_hidden_layers=2, num_attention_heads=4, intermediate_size=32, **small
+        )
+        return transformers.BertModel(config)
+    if name == "gpt2":
+        config = transformers.GPT2Config(n_embd=16, n_layer=3, n_head=2, n_positions=32, **small)
+        return transformers.GPT2LMHeadModel(config)
+    config = transformers.BartConfig(
+        d_model=16,
+        encoder_layers=2,
+        decoder_layers=3,
+        encoder_attention_heads=4,
+        decoder_attention_heads=2,
+        encoder_ffn_dim=32,
+        decoder_ffn_dim=32,
+        max_position_embeddings=32,
+        decoder_start_token_id=1,
+        **small,
+    )
+    return transformers.BartForConditionalGeneration(config)
+
+
+def own_attentions(model, tokenizer, target: str | None = None):
+    """The model's own output_attentions, run the documented way (eager attention, eval mode)."""
+    model.set_attn_implementation("eager")
+    model.eval()
+    source = tokenizer(TEXT, return_tensors="pt")
+    inputs = {"input_ids": source["input_ids"]}
+    if target is not None:
+        inputs["decoder_input_ids"] = tokenizer(target, return_tensors="pt")["input_ids"]
+    with torch.no_grad():
+        out = model(**inputs, output_attentions=True)
+    names = ["attentions"] if target is None else ["encoder_attentions", "decoder_attentions", "cross_attentions"]
+    return [torch.stack(getattr(out, n))[:, 0] for n in names]
+
+
+def check_qk(f: AttentionFile) -> None:
+    """Recorded queries and keys give back the file's attentions: softmax(q kᵀ / √d), masked when causal."""
+    assert f.has_qk
+    scores = f.queries @ f.keys.transpose(-2, -1) / f.queries.size(-1) ** 0.5
+    if f.causal:
+        scores = scores.masked_fill(torch.ones(scores.shape[-2:], dtype=torch.bool).triu(1), float("-inf"))
+    assert torch.allclose(scores.softmax(-1), f.attentions, atol=1e-5)
+
+
+@pytest.mark.parametrize("make_tokenizer", [tiny_tokenizer, BareTokenizer])
+@pytest.mark.parametrize("family", ["bert", "gpt2"])
+def test_self_attention_models_equal_their_own_output(family, make_tokenizer):
+    model, tokenizer = tiny(family), make_tokenizer()
+    files = capture(model, tokenizer, TEXT)
+    assert model.training and model.config._attn_implementation == "sdpa"  # mode and implementation restored
+    (want,) = own_attentions(model, tokenizer)
+    f = files["self"]
+    assert list(files) == ["self"] and f.kind == "self"
+    assert f.attentions.shape == want.shape and (f.attentions - want).abs().max() <= TOL
+    assert f.tokens == f.tokens_k == tuple(TEXT.split())
+    assert f.causal == (family == "gpt2")  # GPT-2 is a causal decoder, BERT sees every token
+    check_qk(f)
+
+
+@pytest.mark.parametrize("make_tokenizer", [tiny_tokenizer, BareTokenizer])
+def test_encoder_decoder_gives_encoder_decoder_and_cross(make_tokenizer):
+    model, tokenizer = tiny("bart"), make_tokenizer()
+    files = capture(model, tokenizer, TEXT, target=TARGET)
+    assert list(files) == ["encoder", "decoder", "cross"]
+    for kind, want in zip(files, own_attentions(model, tokenizer, TARGET), strict=True):
+        f = files[kind]
+        assert f.kind == kind and f.attentions.shape == want.shape and (f.attentions - want).abs().max() <= TOL
+        check_qk(f)
+    source, target = tuple(TEXT.split()), tuple(TARGET.split())
+    assert (files["encoder"].tokens, files["encoder"].tokens_k, files["encoder"].causal) == (source, source, False)
+    assert (files["decoder"].tokens, files["decoder"].tokens_k, files["decoder"].causal) == (target, target, True)
+    assert (files["cross"].tokens, files["cross"].tokens_k, files["cross"].causal) == (target, source, False)
+    assert files["cross"].attentions.shape == (3, 2, len(target), len(source))
+
+
+def test_captured_files_save_and_load_back():
+    files = capture(tiny("bart"), tiny_tokenizer(), TEXT, target=TARGET)
+    for kind, f in files.items():
+        back = load(f"{kind}.safetensors", file_bytes(f))
+        assert torch.equal(back.attentions, f.attentions) and torch.equal(back.queries, f.queries)
+        assert (back.tokens, back.tokens_k, back.kind, back.causal, back.model) == (
+            f.tokens,
+            f.tokens_k,
+            f.kind,
+            f.causal,
+            f.model,
+        )
+
+
+def test_an_encoder_decoder_without_target_is_a_clear_error():
+    with pytest.raises(ValueError, match="target"):
+        capture(tiny("bart"), tiny_tokenizer(), TEXT)
+
+
+def test_rotary_queries_and_keys_are_dropped_since_they_do_not_give_back_the_attention():
+    """Llama's q_proj and k_proj outputs are rotated before the scores: capture keeps its attention, not its q and k."""
+    torch.manual_seed(0)
+    config = transformers.LlamaConfig(
+        vocab_size=len(WORDS),
+        hidden_size=16,
+        intermediate_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        num_key_value_heads=2,
+        max_position_embeddings=32,
+        pad_token_id=0,
+        bos_token_id=1,
+        eos_token_id=2,
+    )
+    model = transformers.LlamaForCausalLM(config)
+    f = capture(model, tiny_tokenizer(), TEXT)["self"]
+    (want,) = own_attentions(model, tiny_tokenizer())
+    assert (f.attentions - want).abs().max() <= TOL and f.causal
+    assert f.queries is None and f.keys is None and not f.has_qk
+
+
+def test_minilm_capture_equals_our_own_forward_pass_with_queries_and_keys():
+    """transformers' BertModel on MiniLM through capture against from_encoder (our attention), head by head."""
+    from attnlab.pretrained import load_minilm
+    from attnlab.pretrained.package import model_dir
+
+    encoder = load_minilm()
+    ours = from_encoder(encoder, "The animal didn't cross the street.")
+    run = encoder.run("The animal didn't cross the street.")
+    steps = encoder.head_steps(run, 2, 7)
+    assert ours.queries.shape == (6, 12, run.n_tokens, 32) and ours.keys.shape == ours.queries.shape
+    assert torch.equal(ours.queries[2, 7], steps.q) and torch.equal(ours.keys[2, 7], steps.k)
+    assert (ours.model, ours.kind, ours.causal, ours.tokens) == ("all-MiniLM-L6-v2", "self", False, run.tokens)
+    folder = str(model_dir())
+    bert = transformers.BertModel.from_pretrained(folder)
+    theirs = capture(bert, transformers.AutoTokenizer.from_pretrained(folder), run.text)["self"]
+    assert theirs.tokens == ours.tokens
+    assert (theirs.attentions - ours.attentions).abs().max() <= 1e-5
+    assert (theirs.queries - ours.queries).abs().max() <= 1e-4 and (theirs.keys - ours.keys).abs().max() <= 1e-4
+    assert load("minilm.safetensors", file_bytes(ours)).has_qk

@@ -1,0 +1,235 @@
+"""Fuzzing attnfile.load with files shaped like safetensors attention files, and with raw bytes.
+
+Whatever the bytes and the name, load gives a valid AttentionFile (shapes that agree, within the caps,
+finite weights in [0, 1], rows summing to 1 or 0, tokens that are strings) or an AttentionFileError
+whose reason has a sentence in both languages and is not the catch-all `unreadable` (which would mean
+a check is missing). The strategies write headers that are nearly right or lie about one thing, and
+valid files truncated, bit-flipped or spliced; scripts/fuzz_attnfile.py runs them far longer.
+"""
+
+from __future__ import annotations
+
+import json
+import string
+import struct
+
+import numpy as np
+import torch
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from attnlab.attnfile import FORMAT, KINDS, AttentionFile, AttentionFileError, load, to_bytes
+from attnlab.limits import (
+    MAX_ATTN_HEADS,
+    MAX_ATTN_TOKEN_CHARS,
+    MAX_ATTN_TOKENS,
+    MAX_ATTN_VALUES,
+    TOL_ATTN_ROW_SUM,
+    TOL_ATTN_WEIGHT,
+)
+from attnlab.ui.i18n import LANGS, catalog
+
+FUZZ = settings(
+    max_examples=150,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.large_base_example],
+)
+
+
+def check_file(f: AttentionFile) -> None:
+    """What every accepted file promises the page."""
+    a = f.attentions
+    n_layers, n_heads, t_q, t_k = a.shape
+    assert a.dtype == torch.float32 and n_layers * n_heads <= MAX_ATTN_HEADS and max(t_q, t_k) <= MAX_ATTN_TOKENS
+    assert a.isfinite().all() and a.min() >= -TOL_ATTN_WEIGHT and a.max() <= 1 + TOL_ATTN_WEIGHT
+    sums = a.double().sum(-1)
+    assert (((sums - 1).abs() <= TOL_ATTN_ROW_SUM) | (sums.abs() <= TOL_ATTN_ROW_SUM)).all()
+    assert len(f.tokens) == t_q and len(f.tokens_k) == t_k
+    assert all(isinstance(t, str) and len(t) <= MAX_ATTN_TOKEN_CHARS for t in f.tokens + f.tokens_k)
+    assert isinstance(f.model, str) and f.kind in KINDS and isinstance(f.causal, bool)
+    assert (f.queries is None) == (f.keys is None)
+    values = a.numel()
+    if f.queries is not None:
+        d = f.queries.size(-1)
+        assert f.queries.shape == (n_layers, n_heads, t_q, d) and f.keys.shape == (n_layers, n_heads, t_k, d)
+        assert f.queries.isfinite().all() and f.keys.isfinite().all()
+        values += f.queries.numel() + f.keys.numel()
+    assert values <= MAX_ATTN_VALUES
+    if f.kind != "cross":
+        assert f.tokens == f.tokens_k
+    if f.causal:
+        assert t_q == t_k and (a.triu(1).abs() <= TOL_ATTN_WEIGHT).all()
+
+
+def outcome(name: str, data: bytes) -> str:
+    """Load one file and check the contract: 'accepted' or the refusal's reason; anything else fails the test."""
+    try:
+        f = load(name, data)
+    except AttentionFileError as err:
+        assert err.reason != "unreadable", err.detail
+        for lang in LANGS:
+            sentence = catalog(lang)[f"attnfile_errors.{err.reason}"]
+            assert {f for _, f, _, _ in string.Formatter().parse(sentence) if f} == set(err.fmt), err.reason
+            sentence.format(**err.fmt)
+        assert err.detail is None or len(err.detail) <= 200
+        return err.reason
+    check_file(f)
+    return "accepted"
+
+
+# --- pieces of a file ------------------------------------------------------------------------------------
+
+JSON_SCALARS = st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats() | st.text(max_size=6)
+JSON_ANY = st.recursive(
+    JSON_SCALARS,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
+    max_leaves=8,
+)
+DTYPES = st.sampled_from(["F32", "F16", "BF16", "F64"]) | st.sampled_from(["I32", "U8", "BOOL", "f32", ""]) | JSON_ANY
+DIMS = st.integers(0, 5) | st.sampled_from([MAX_ATTN_TOKENS + 1, 2**40, -1]) | JSON_SCALARS
+NAMES = st.sampled_from(["x.safetensors", "X.SAFETENSORS", "a.pt", "b.bin", "c", "", "d.json"]) | st.text(max_size=10)
+
+
+def lie(kinds: list[str]) -> st.SearchStrategy[str | None]:
+    """At most one lie per file, none in about a third of them, so most checks are reached with the rest valid."""
+    return st.sampled_from([None] * (len(kinds) // 2 + 1) + kinds)
+
+
+@st.composite
+def weights(draw, shape: tuple[int, ...]) -> np.ndarray:
+    """Softmax rows (some causal, some rows zero), or with one cell spoiled."""
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    scores = rng.normal(size=shape)
+    if draw(st.booleans()) and shape[-1] == shape[-2]:
+        scores = np.where(np.triu(np.ones(shape[-2:], dtype=bool), 1), -np.inf, scores)
+    a = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    a = a / a.sum(axis=-1, keepdims=True)
+    if draw(st.booleans()) and a.size:
+        a.reshape(-1, shape[-1])[draw(st.integers(0, a.size // shape[-1] - 1))] = 0
+    if draw(st.booleans()) and a.size:
+        a.flat[draw(st.integers(0, a.size - 1))] = draw(st.floats(allow_nan=True, allow_infinity=True, width=32))
+    return a
+
+
+@st.composite
+def header_file(draw) -> bytes:
+    """A hand-written safetensors attention file, nearly right, lying about at most one thing."""
+    what = draw(
+        lie(["dtype", "shape", "offsets", "tokens", "tokens_k", "meta", "kind", "causal", "qk", "extra", "length"])
+    )
+    n_layers, n_heads, t_q = draw(st.integers(1, 3)), draw(st.integers(1, 3)), draw(st.integers(1, 5))
+    t_k = draw(st.sampled_from([t_q, draw(st.integers(1, 5))]))
+    shape = (n_layers, n_heads, t_q, t_k)
+    dtype = draw(st.sampled_from(["F32", "F16", "F64"]))
+    tensors = {"attentions": draw(weights(shape))}
+    if what == "qk" or draw(st.booleans()):
+        d = draw(st.integers(1, 4))
+        tensors["queries"] = np.asarray(draw(st.lists(st.floats(-10, 10), min_size=1, max_size=1))[0]) * np.ones(
+            (n_layers, n_heads, t_q, d)
+        )
+        tensors["keys"] = np.ones((n_layers, n_heads, t_k, d))
+        if what == "qk":
+            tensors[draw(st.sampled_from(["queries", "keys"]))] = np.ones(
+                tuple(draw(st.lists(st.integers(0, 4), max_size=5)))
+            )
+    header: dict[str, object] = {}
+    body = b""
+    np_dtype = {"F32": "<f4", "F16": "<f2", "F64": "<f8"}[dtype]
+    for name, x in tensors.items():
+        with np.errstate(over="ignore"):  # a spoiled cell past float16's range becomes inf, as a writer would store it
+            raw = np.asarray(x, dtype=np_dtype).tobytes()
+        header[name] = {"dtype": dtype, "shape": list(x.shape), "data_offsets": [len(body), len(body) + len(raw)]}
+        body += raw
+    target = draw(st.sampled_from(sorted(tensors)))
+    if what == "dtype":
+        header[target]["dtype"] = draw(DTYPES)
+    if what == "shape":
+        header[target]["shape"] = draw(st.lists(DIMS, max_size=6) | JSON_ANY)
+    if what == "offsets":
+        header[target]["data_offsets"] = draw(st.lists(DIMS, max_size=3) | JSON_ANY)
+    tokens = [draw(st.text(max_size=4)) for _ in range(t_q)]
+    meta: dict[str, object] = {"format": FORMAT, "model": draw(st.text(max_size=8)), "tokens": json.dumps(tokens)}
+    if t_k != t_q or draw(st.booleans()):
+        meta["tokens_k"] = json.dumps([draw(st.text(max_size=4)) for _ in range(t_k)])
+    if draw(st.booleans()):
+        meta["kind"] = draw(st.sampled_from(KINDS))
+    if draw(st.booleans()):
+        meta["causal"] = draw(st.sampled_from(["true", "false"]))
+    lies = {
+        "tokens": ("tokens", json.dumps(draw(JSON_ANY)) if draw(st.booleans()) else draw(st.text(max_size=10))),
+        "tokens_k": ("tokens_k", json.dumps(draw(st.lists(st.text(max_size=3), max_size=6)))),
+        "kind": ("kind", draw(st.text(max_size=8))),
+        "causal": ("causal", draw(st.text(max_size=5))),
+        "meta": (draw(st.sampled_from(["format", "model", "tokens"])), draw(JSON_ANY)),
+    }
+    if what in lies:
+        key, value = lies[what]
+        meta[key] = value
+    header["__metadata__"] = meta
+    if what == "extra":
+        header[draw(st.sampled_from(["__metadata__", "attentions", "other"]))] = draw(JSON_ANY)
+    text = json.dumps(header).encode() + b" " * draw(st.integers(0, 7))
+    length = draw(st.integers(0, 2**64 - 1)) if what == "length" else len(text)
+    return struct.pack("<Q", length) + text + body
+
+
+@st.composite
+def mutated_file(draw) -> bytes:
+    """A valid file written by to_bytes, then truncated, bit-flipped or spliced with random bytes."""
+    t = draw(st.integers(1, 4))
+    a = torch.softmax(torch.randn(1, 2, t, t, generator=torch.Generator().manual_seed(draw(st.integers(0, 99)))), -1)
+    q = torch.randn(1, 2, t, 3) if draw(st.booleans()) else None
+    data = bytearray(to_bytes(a, [f"t{i}" for i in range(t)], queries=q, keys=None if q is None else q.clone()))
+    for _ in range(draw(st.integers(1, 4))):
+        how = draw(st.sampled_from(["cut", "flip", "splice"]))
+        at = draw(st.integers(0, max(len(data) - 1, 0)))
+        if how == "cut":
+            del data[at:]
+        elif how == "flip" and data:
+            data[at] ^= 1 << draw(st.integers(0, 7))
+        else:
+            data[at:at] = draw(st.binary(max_size=16))
+    return bytes(data)
+
+
+# --- the fuzz tests ------------------------------------------------------------------------------------------
+
+
+@FUZZ
+@given(data=header_file(), name=st.sampled_from(["a.safetensors", "a.st"]))
+def test_crafted_headers_never_escape(data, name):
+    outcome(name, data)
+
+
+@FUZZ
+@given(data=mutated_file())
+def test_mutated_valid_files_never_escape(data):
+    outcome("m.safetensors", data)
+
+
+@FUZZ
+@given(data=st.binary(max_size=256), name=NAMES)
+def test_random_bytes_never_escape(data, name):
+    outcome(name, data)
+
+
+@FUZZ
+@given(
+    header=st.binary(max_size=200) | JSON_ANY.map(lambda v: json.dumps(v).encode()),
+    body=st.binary(max_size=64),
+)
+def test_random_headers_never_escape(header, body):
+    outcome("r.safetensors", struct.pack("<Q", len(header)) + header + body)
+
+
+def test_the_strategies_reach_acceptance_and_many_reasons():
+    """The fuzzers are not refused at the door: valid files load and refusals come from many checks."""
+    seen: set[str] = set()
+
+    @settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+    @given(data=header_file())
+    def collect(data):
+        seen.add(outcome("s.safetensors", data))
+
+    collect()
+    assert "accepted" in seen and len(seen) >= 10, seen

@@ -1,0 +1,38 @@
+"""Attention file: attention from any model (a file attnlab.attnfile saved, or a bundled example), every view."""
+
+import streamlit as st
+
+from attnlab.ui import attnfile, attnfile_views, state
+from attnlab.ui.i18n import t
+
+
+def main() -> None:
+    """Where the file comes from, what it holds and its download, then the chosen view."""
+    st.title(t("attnfile.title"))
+    st.caption(t("attnfile.intro"))
+    attnfile.PAGE.load()
+    attnfile.PAGE.show_problems()
+    got = attnfile.opened()
+    views = attnfile.views_for(got[0], got[2]) if got is not None else ()
+    if got is not None:
+        attnfile_views.fit(got[0], views)
+    state.save(attnfile.PAGE)
+    if got is None:
+        return
+    file, digest, kind = got
+    attnfile.summary(file, kind)
+    attnfile.download(file)
+    view = attnfile_views.view_picker(views)
+    if view == "model":
+        attnfile_views.model_view(file)
+    elif view == "head":
+        attnfile_views.head_view(file, kind)
+    elif view == "qk":
+        attnfile_views.qk_view(file, kind)
+    elif view == "finder":
+        attnfile_views.finder(file, digest)
+    else:
+        attnfile_views.rollout_view(file, digest)
+
+
+main()
