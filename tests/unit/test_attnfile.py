@@ -23,6 +23,7 @@ from attnlab.limits import (
     MAX_ATTN_HEADS,
     MAX_ATTN_TOKEN_CHARS,
     MAX_ATTN_TOKENS,
+    MAX_ATTN_UPLOAD_MB,
     MAX_ATTN_VALUES,
 )
 from attnlab.ui.i18n import LANGS, catalog
@@ -342,3 +343,13 @@ def test_attention_file_is_frozen():
     with pytest.raises(AttributeError):
         f.model = "x"  # type: ignore[misc]
     assert zipfile.is_zipfile(io.BytesIO(torch_zip()))
+
+
+def test_streamlit_upload_cap_matches_the_attention_file_cap():
+    """Streamlit refuses larger uploads itself (in MB), so the page never receives a file the loader would cap."""
+    import tomllib
+    from pathlib import Path
+
+    config = tomllib.loads((Path(__file__).resolve().parents[2] / ".streamlit" / "config.toml").read_text())
+    assert config["server"]["maxUploadSize"] == MAX_ATTN_UPLOAD_MB
+    assert MAX_ATTN_FILE_BYTES == MAX_ATTN_UPLOAD_MB * 2**20
