@@ -8,7 +8,6 @@ import pickle
 import string
 import struct
 import tracemalloc
-import zipfile
 
 import numpy as np
 import pytest
@@ -244,6 +243,7 @@ def test_each_hostile_file_gets_its_reason(case):
 
 
 def test_a_pickle_is_named_by_its_content_or_its_name():
+    assert torch_zip()[:4] == b"PK\x03\x04"  # torch.save's zip, not a bare pickle
     assert reason("a.safetensors", torch_zip()) == "pickle"
     assert reason("model.bin", raw_file({"attentions": A}, meta_for(3))) == "pickle"
     assert reason("weights.PT", b"anything") == "pickle"
@@ -302,8 +302,7 @@ def test_a_bomb_header_allocates_nothing():
     """A header that claims 2**63 bytes over a small file, and shapes of 10**12 values: refused without allocating."""
     bombs = [
         struct.pack("<Q", 2**63) + b"{}",
-        raw_file({}, None)[:0]
-        + struct.pack("<Q", 120)
+        struct.pack("<Q", 120)
         + json.dumps({"attentions": {"dtype": "F32", "shape": [10**6] * 4, "data_offsets": [0, 4 * 10**24]}})
         .encode()
         .ljust(120),
@@ -342,7 +341,6 @@ def test_attention_file_is_frozen():
     f = AttentionFile(torch.zeros(1, 1, 1, 1), ("a",), ("a",))
     with pytest.raises(AttributeError):
         f.model = "x"  # type: ignore[misc]
-    assert zipfile.is_zipfile(io.BytesIO(torch_zip()))
 
 
 def test_streamlit_upload_cap_matches_the_attention_file_cap():
