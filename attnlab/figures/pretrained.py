@@ -54,7 +54,7 @@ def pooled(maps: np.ndarray, rows: int, cols: int) -> np.ndarray:
 
 
 def thumbnail_levels(attentions: np.ndarray) -> np.ndarray:
-    """(L, H, T_q, T_k) weights in [0, 1] -> (L, H, rows, cols) uint8 levels: numbers only, the same in every palette."""
+    """(L, H, T_q, T_k) weights in [0, 1] -> (L, H, rows, cols) uint8 levels: numbers only, in no palette."""
     rows, cols = thumb_sides(*attentions.shape[-2:])
     return np.clip((pooled(attentions, rows, cols) * 255).round(), 0, 255).astype(np.uint8)
 

@@ -64,9 +64,13 @@ def start(recipe: str) -> None:
 def section(recipe: str) -> None:
     """Steps and seed, the start button, then this session's run (live while it goes) or the busy message."""
     st.subheader(t("decoder.yours"))
-    st.caption(t("decoder.yours_help", cap=TRAINED_LIVE_MAX_STEPS, budget=round(LIVE_TRAIN_BUDGET_S), recipe=code(recipe)))
+    st.caption(
+        t("decoder.yours_help", cap=TRAINED_LIVE_MAX_STEPS, budget=round(LIVE_TRAIN_BUDGET_S), recipe=code(recipe))
+    )
     cols = st.columns(3)
-    cols[0].number_input(t("decoder.live_steps"), 1, TRAINED_LIVE_MAX_STEPS, min(200, TRAINED_LIVE_MAX_STEPS), key="decoder.live_steps")
+    cols[0].number_input(
+        t("decoder.live_steps"), 1, TRAINED_LIVE_MAX_STEPS, min(200, TRAINED_LIVE_MAX_STEPS), key="decoder.live_steps"
+    )
     cols[1].number_input(t("common.seed"), 0, 2**31 - 1, 0, key="decoder.live_seed")
     p = RUNNER.snapshot()
     mine = p.owner == session_id()

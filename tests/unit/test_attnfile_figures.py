@@ -15,7 +15,14 @@ import torch
 from attnlab import attnfile
 from attnlab.attnexamples import EXAMPLES, kind_of
 from attnlab.figures import head_view, model_view, query_key_map
-from attnlab.figures.pretrained import head_lines_figure, model_view_figure, pooled, thumb_sides, thumbnail_levels, thumbnails
+from attnlab.figures.pretrained import (
+    head_lines_figure,
+    model_view_figure,
+    pooled,
+    thumb_sides,
+    thumbnail_levels,
+    thumbnails,
+)
 from attnlab.pretrained import load_minilm
 from attnlab.qkmap import agreement, qk_map
 
