@@ -12,7 +12,8 @@ MIN_D_MODEL = 2
 MAX_D_MODEL = 64  # the Playground, Cross-attention and uploads: 64 x 64 cells per matrix at most
 MAX_SEED = 2**31 - 1
 MAX_WEIGHT = 1000.0  # largest |value| of an edited or uploaded weight cell
-MAX_UPLOAD_BYTES = 2 * 2**20  # one weights file, checked by its loader (Streamlit's own cap is MAX_ATTN_UPLOAD_MB)
+MAX_UPLOAD_MB = 2  # one weights file: the Playground's uploader refuses more in the browser
+MAX_UPLOAD_BYTES = MAX_UPLOAD_MB * 2**20  # its loader checks the bytes again, whatever sent them
 MAX_URL_EDITS = 256  # edited cells a link carries; past this a link is no longer something to paste in a chat
 MEMORY_CAP_BYTES = 512 * 2**20  # what one request may allocate on the hosted (CPU-only) app
 

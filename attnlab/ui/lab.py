@@ -10,7 +10,7 @@ from dataclasses import replace
 
 import streamlit as st
 
-from attnlab.limits import MAX_D_MODEL, MAX_SEED, MAX_TOKENS, MAX_URL_EDITS, MAX_WEIGHT, MIN_D_MODEL
+from attnlab.limits import MAX_D_MODEL, MAX_SEED, MAX_TOKENS, MAX_UPLOAD_MB, MAX_URL_EDITS, MAX_WEIGHT, MIN_D_MODEL
 from attnlab.multihead import NAMES
 from attnlab.params import bool_param, choice_param, int_param, text_param
 from attnlab.pipeline import (
@@ -247,6 +247,7 @@ def weights_files(result: LabResult) -> None:
         type=["json", "npz", "safetensors"],
         key="lab.upload",
         on_change=take_upload,
+        max_upload_size=MAX_UPLOAD_MB,
         help=t("lab.upload_help"),
     )
     refused: WeightsError | None = st.session_state.get(UPLOAD_PROBLEM)

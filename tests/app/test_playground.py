@@ -207,6 +207,13 @@ def test_uploaded_weights_replace_the_matrices_and_set_d_model():
     np.testing.assert_allclose(heatmap_values(shared, OUT)[0], heatmap_values(at, OUT)[0])
 
 
+def test_the_weights_uploader_keeps_its_own_small_cap_under_the_servers_larger_one():
+    from attnlab.limits import MAX_ATTN_UPLOAD_MB, MAX_UPLOAD_BYTES
+
+    uploader = open_editor(open_page()).file_uploader(key="lab.upload")
+    assert uploader.proto.max_upload_size_mb * 2**20 == MAX_UPLOAD_BYTES < MAX_ATTN_UPLOAD_MB * 2**20
+
+
 def test_weights_past_the_link_cap_are_not_put_in_the_url_and_the_page_says_so():
     from attnlab.multihead import MultiHeadWeights
     from attnlab.weights_io import to_json
