@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 import streamlit as st
 
 from attnlab.attnexamples import CAUSAL
@@ -14,6 +13,7 @@ from attnlab.limits import MAX_DRAWN_TOKENS
 from attnlab.pretrained import PATTERNS
 from attnlab.ui import attnfile as page
 from attnlab.ui.attnfile import PAGE
+from attnlab.ui.headviews import head_finder, model_view_chart
 from attnlab.ui.i18n import t
 from attnlab.ui.qkview import qk_panel
 from attnlab.ui.text import code
@@ -57,34 +57,12 @@ def layer_head_pickers(file: AttentionFile, follow_key: bool = True) -> None:
         selectbox(PAGE, "k", t("attnfile.key"), where=cols[3], options=list(keys), labels=keys)
 
 
-def open_head(layer: int, head: int) -> None:
-    """Switch to the head view of one head (0-based arguments)."""
-    PAGE["layer"], PAGE["head"], PAGE["view"] = layer + 1, head + 1, "head"
-
-
-def picked_on_chart() -> None:
-    """A click on a map of the model view opens that head (a callback: it runs before the view picker)."""
-    points = st.session_state["attnfile.model_chart"]["selection"]["points"]
-    chosen = [p["customdata"] for p in points if p.get("customdata")]
-    if chosen:
-        open_head(*chosen[0])
-
-
 def model_view(file: AttentionFile) -> None:
     """Every layer x head at once; a click on one opens it."""
     layer, head, _, _ = picked()
     st.caption(t("attnfile.model_help"))
-    figure = model_view_figure(
-        page.attention_array(file), t("attnfile.layer"), t("attnfile.head"), (layer, head)
-    )  # (L, H, T_q, T_k)
-    st.plotly_chart(
-        figure,
-        width="stretch",
-        on_select=picked_on_chart,
-        selection_mode="points",
-        key="attnfile.model_chart",
-        config={"displayModeBar": False},
-    )
+    figure = model_view_figure(page.attention_array(file), t("attnfile.layer"), t("attnfile.head"), (layer, head))
+    model_view_chart(PAGE, figure)
 
 
 def too_long(file: AttentionFile, message: str) -> bool:
@@ -150,55 +128,10 @@ def qk_view(file: AttentionFile, kind: str) -> None:
     )
 
 
-def picked_in_table(rows: list[tuple[int, int, float]]):
-    """The ranking table's callback: the selected row's head opens."""
-
-    def open_row() -> None:
-        selected = st.session_state["attnfile.finder"]["selection"]["rows"]
-        if selected:
-            layer, head, _ = rows[selected[0]]
-            open_head(layer - 1, head - 1)
-
-    return open_row
-
-
 def finder(file: AttentionFile, digest: str) -> None:
     """Rank every head by one pattern score (the Real model page's finder, on this file's weights)."""
-    labels = {p: t(f"real.pattern_{p}") for p in PATTERNS}
-    pattern = (
-        st.segmented_control(
-            t("real.pattern"),
-            PATTERNS,
-            format_func=labels.get,
-            key="attnfile.pattern",
-            default="previous",
-            required=True,
-        )
-        or "previous"
-    )
-    st.caption(t(f"real.pattern_{pattern}_help"))
-    grid = page.scores(digest, file)[PATTERNS.index(pattern)]  # (L, H)
-    n_layers, n_heads = grid.shape
-    layers = [f"{t('attnfile.layer')} {i + 1}" for i in range(n_layers)]
-    heads = [str(h + 1) for h in range(n_heads)]
-    chart(
-        matrix_figure(
-            grid, layers, heads, kind="prob", row_name=t("attnfile.layer"), col_name=t("attnfile.head"), text=True
-        ),
-        "attnfile.finder_grid",
-    )
-    order = np.argsort(-grid, axis=None, kind="stable")
-    rows = [(int(i) // n_heads + 1, int(i) % n_heads + 1, float(grid.flat[i])) for i in order]
-    st.dataframe(
-        pd.DataFrame(rows, columns=[t("attnfile.layer"), t("attnfile.head"), labels[pattern]]),
-        hide_index=True,
-        on_select=picked_in_table(rows),
-        selection_mode="single-row",
-        key="attnfile.finder",
-        height=300,
-        column_config={labels[pattern]: st.column_config.NumberColumn(format="%.3f")},
-    )
-    st.caption(t("real.finder_help"))
+    grids = page.scores(digest, file)  # (patterns, L, H)
+    head_finder(PAGE, lambda pattern: grids[PATTERNS.index(pattern)], t("attnfile.layer"), t("attnfile.head"))
 
 
 def rollout_view(file: AttentionFile, digest: str) -> None:

@@ -8,8 +8,6 @@ first runs in a process.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import numpy as np
 import pandas as pd
 import streamlit as st
@@ -17,10 +15,11 @@ import streamlit as st
 from attnlab.figures import matrix_figure
 from attnlab.figures.pretrained import head_lines_figure, model_view_figure, thumbnail_levels
 from attnlab.params import choice_param, int_param, text_param
-from attnlab.pretrained import MAX_TOKENS, PATTERNS, Encoder, EncoderRun, ModelMissing, head_scores, load_minilm
+from attnlab.pretrained import MAX_TOKENS, Encoder, EncoderRun, ModelMissing, head_scores, load_minilm
 from attnlab.pretrained import rollout as rollout_of
 from attnlab.pretrained.encoder import UNK, EmptyText
 from attnlab.pretrained.package import INSTALL_COMMAND
+from attnlab.ui.headviews import head_finder, model_view_chart
 from attnlab.ui.i18n import t
 from attnlab.ui.stages import STAGES, StageView, draw
 from attnlab.ui.state import PageState
@@ -122,31 +121,13 @@ def layer_head_pickers(run: EncoderRun) -> None:
     selectbox(REAL, "q", t("real.query"), where=right, options=list(queries), labels=queries)
 
 
-def open_head(layer: int, head: int) -> None:
-    """Switch to the head view of one head (0-based arguments)."""
-    REAL["layer"], REAL["head"], REAL["view"] = layer + 1, head + 1, "head"
-
-
-def picked_on_chart() -> None:
-    """A click on a map of the model view (a callback, so it runs before the view picker is drawn)."""
-    points = st.session_state["real.model_chart"]["selection"]["points"]
-    chosen = [p["customdata"] for p in points if p.get("customdata")]
-    if chosen:
-        open_head(*chosen[0])
-
-
 def model_view(run: EncoderRun) -> None:
     """All 72 heads at once, in this session's language and palette; a click on one opens it."""
     layer, head, _ = picked(run)
     st.caption(t("real.model_help"))
     levels = overview_levels(run.text)
-    st.plotly_chart(
-        model_view_figure(run.attentions.numpy(), t("real.layer"), t("real.head"), (layer, head), levels),
-        width="stretch",
-        on_select=picked_on_chart,
-        selection_mode="points",
-        key="real.model_chart",
-        config={"displayModeBar": False},
+    model_view_chart(
+        REAL, model_view_figure(run.attentions.numpy(), t("real.layer"), t("real.head"), (layer, head), levels)
     )
 
 
@@ -203,49 +184,10 @@ def stages_view(model: Encoder, run: EncoderRun) -> None:
         )
 
 
-def picked_in_table(rows: list[tuple[int, int, float]]) -> Callable[[], None]:
-    """The callback of the ranking table: the selected row's head opens."""
-
-    def open_row() -> None:
-        selected = st.session_state["real.finder"]["selection"]["rows"]
-        if selected:
-            layer, head, _ = rows[selected[0]]
-            open_head(layer - 1, head - 1)
-
-    return open_row
-
-
 def finder(run: EncoderRun) -> None:
     """Rank the 72 heads by one pattern score; picking a row opens that head."""
     scores = head_scores(run.attentions, run.tokens)
-    labels = {p: t(f"real.pattern_{p}") for p in PATTERNS}
-    pattern = (
-        st.segmented_control(
-            t("real.pattern"), PATTERNS, format_func=labels.get, key="real.pattern", default="previous", required=True
-        )
-        or "previous"
-    )
-    st.caption(t(f"real.pattern_{pattern}_help"))
-    grid = scores.of(pattern).numpy()  # (L, H)
-    layers = [f"{t('real.layer')} {i + 1}" for i in range(N_LAYERS)]
-    heads = [str(h + 1) for h in range(N_HEADS)]
-    chart(
-        matrix_figure(grid, layers, heads, kind="prob", row_name=t("real.layer"), col_name=t("real.head"), text=True),
-        "real.finder_grid",
-    )
-    order = np.argsort(-grid, axis=None)
-    rows = [(int(i) // N_HEADS + 1, int(i) % N_HEADS + 1, float(grid.flat[i])) for i in order]
-    frame = pd.DataFrame(rows, columns=[t("real.layer"), t("real.head"), labels[pattern]])
-    st.dataframe(
-        frame,
-        hide_index=True,
-        on_select=picked_in_table(rows),
-        selection_mode="single-row",
-        key="real.finder",
-        height=300,
-        column_config={labels[pattern]: st.column_config.NumberColumn(format="%.3f")},
-    )
-    st.caption(t("real.finder_help"))
+    head_finder(REAL, lambda pattern: scores.of(pattern).numpy(), t("real.layer"), t("real.head"))
 
 
 def rollout_view(run: EncoderRun) -> None:
