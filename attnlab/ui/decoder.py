@@ -20,6 +20,7 @@ from attnlab.ui.decoder_numbers import (
     accuracy_on_repeats,
     mean_losses,
     parse_symbols,
+    previous_followers,
     random_repeating,
     strongest_induction,
 )
@@ -153,7 +154,8 @@ def explanation(run: trained.DecoderRun, symbols: list[str], preds: list[Predict
                 head=head_name(found.layer, found.head),
                 weight=f"{found.weight:.2f}",
                 symbol=code(found.symbol, 20),
-                follower=code(found.follower, 20),
+                follower=", ".join(code(f, 20) for f in found.followers),
+                n=len(previous_followers(symbols)),
             )
         )
     first, repeat = mean_losses(preds)

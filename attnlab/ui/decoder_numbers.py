@@ -80,28 +80,28 @@ def random_repeating(vocab: Sequence[str], period: int, length: int, seed: int) 
 
 @dataclass(frozen=True)
 class Induction:
-    """One head's weight, at the last symbol, on the token that followed that symbol's previous occurrence."""
+    """One head's weight, at the last symbol, on every token that followed an earlier occurrence of that symbol."""
 
     layer: int  # 0-based
     head: int
     symbol: str
-    weight: float
-    follower: str
+    weight: float  # summed over those tokens, as the induction score sums (prefix matching)
+    followers: tuple[str, ...]  # the symbols that followed it, each once, in order
 
 
-def previous_follower(symbols: Sequence[str]) -> int | None:
-    """The index of the symbol that followed the last symbol's previous occurrence (None if it never occurred)."""
+def previous_followers(symbols: Sequence[str]) -> list[int]:
+    """The indices of the symbols that followed each earlier occurrence of the last symbol."""
     last = symbols[-1]
-    earlier = [j for j in range(len(symbols) - 1) if symbols[j] == last]
-    return earlier[-1] + 1 if earlier else None
+    return [j + 1 for j in range(len(symbols) - 1) if symbols[j] == last]
 
 
 def strongest_induction(attentions: np.ndarray, tokens: Sequence[str], symbols: Sequence[str]) -> Induction | None:
     """The head that puts most weight, at the last position, on what followed the last symbol before."""
-    target = previous_follower(symbols) if symbols else None
-    if target is None:
+    targets = previous_followers(symbols) if symbols else []
+    if not targets:
         return None
-    shift = offset(tokens, symbols)
-    weights = attentions[:, :, -1, target + shift]  # (L, H)
+    keys = [target + offset(tokens, symbols) for target in targets]
+    weights = attentions[:, :, -1, keys].sum(axis=-1)  # (L, H)
     layer, head = np.unravel_index(int(np.argmax(weights)), weights.shape)
-    return Induction(int(layer), int(head), symbols[-1], float(weights[layer, head]), symbols[target])
+    followers = tuple(dict.fromkeys(symbols[target] for target in targets))
+    return Induction(int(layer), int(head), symbols[-1], float(weights[layer, head]), followers)

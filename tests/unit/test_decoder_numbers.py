@@ -9,7 +9,7 @@ from attnlab.ui.decoder_numbers import (
     accuracy_on_repeats,
     mean_losses,
     predictions,
-    previous_follower,
+    previous_followers,
     random_repeating,
     strongest_induction,
 )
@@ -49,11 +49,23 @@ def test_a_random_sequence_repeats_distinct_symbols_and_is_seeded():
 
 def test_the_head_that_looks_up_what_followed_last_time_is_found():
     symbols = ["k", "x", "m", "k"]
-    assert previous_follower(symbols) == 1 and previous_follower(["a", "b"]) is None
+    assert previous_followers(symbols) == [1] and previous_followers(["a", "b"]) == []
     tokens = ["<s>", *symbols]
     attentions = np.zeros((2, 2, 5, 5), dtype=np.float32)  # (L, H, T, T)
     attentions[:, :, -1, -1] = 1.0
     attentions[1, 0, -1] = [0.0, 0.0, 0.91, 0.0, 0.09]  # head 2.1: 0.91 on 'x', which followed the first 'k'
     found = strongest_induction(attentions, tokens, symbols)
-    assert (found.layer, found.head, found.follower, found.symbol) == (1, 0, "x", "k")
+    assert (found.layer, found.head, found.followers, found.symbol) == (1, 0, ("x",), "k")
     assert found.weight == pytest.approx(0.91)
+
+
+def test_the_lookup_counts_every_earlier_occurrence_as_the_induction_score_does():
+    symbols = list("kxmkxmk")  # the last 'k' was followed by 'x' twice before
+    assert previous_followers(symbols) == [1, 4]
+    tokens = ["<s>", *symbols]
+    attentions = np.zeros((1, 2, 8, 8), dtype=np.float32)
+    attentions[0, 0, -1, [2, 5, 7]] = [0.45, 0.45, 0.10]  # head 1.1 splits its weight over both 'x'
+    attentions[0, 1, -1, [5, 7]] = [0.6, 0.4]  # head 1.2 puts more on one 'x' alone
+    found = strongest_induction(attentions, tokens, symbols)
+    assert (found.head, found.followers) == (0, ("x",)) and found.weight == pytest.approx(0.9)
+    assert previous_followers(list("kxmkyz")) == []  # 'z' never occurred before: nothing to look up
