@@ -1,20 +1,25 @@
 """Attention files the app can open without an upload (a small registry), and what kind of attention a file holds.
 
 Each example is a name, the input it starts from and a function that builds an `AttentionFile` live from a model
-bundled with attnlab. Adding a model (the trained decoder of attnlab.trained, say) is one more `Example` entry.
+bundled with attnlab: all-MiniLM-L6-v2 on a sentence, and the 2-layer decoder trained here on a sequence of symbols.
+Adding a model is one more `Example` entry.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
 
-from attnlab.attnfile import AttentionFile, from_encoder
+from attnlab import trained
+from attnlab.attnfile import AttentionFile, from_decoder, from_encoder
+from attnlab.limits import TRAINED_MAX_SYMBOLS
 from attnlab.pretrained.encoder import MAX_TOKENS, load_minilm
 
 KINDS = ("self", "causal", "encoder", "decoder", "cross")  # what the page says a file's attention is
 SHARED_TOKENS = ("self", "causal", "encoder", "decoder")  # queries and keys are the same tokens
 CAUSAL = ("causal", "decoder")  # each query sees only itself and the tokens before it
+DECODER_RECIPE = "induction-2l"  # the trained decoder the examples show
 
 
 @dataclass(frozen=True)
@@ -23,8 +28,17 @@ class Example:
 
     name: str
     text: str
-    build: Callable[[str], AttentionFile]  # raises ValueError (with a message) for an input it cannot read
-    max_tokens: int  # the model reads at most this many tokens of the input; the rest is cut
+    build: Callable[[str], AttentionFile]  # raises ExampleInputError (or ValueError) for an input it cannot read
+    max_tokens: int  # the model reads at most this many tokens of the input
+    cuts: bool = True  # longer input is cut to max_tokens (MiniLM); False: it is refused (the decoder)
+
+
+class ExampleInputError(ValueError):
+    """Input an example's model cannot read: `key` names the sentence to show, `fmt` fills it (raw values)."""
+
+    def __init__(self, key: str, **fmt: object) -> None:
+        super().__init__(key)
+        self.key, self.fmt = key, fmt
 
 
 def minilm_file(text: str) -> AttentionFile:
@@ -32,10 +46,33 @@ def minilm_file(text: str) -> AttentionFile:
     return from_encoder(load_minilm(), text, MAX_TOKENS)
 
 
+@cache
+def induction_decoder() -> trained.Decoder:
+    """The shipped 2-layer decoder's last checkpoint, read once per process (it is never changed)."""
+    return trained.load(DECODER_RECIPE)
+
+
+def decoder_file(text: str) -> AttentionFile:
+    """The trained 2-layer decoder on symbols separated by spaces: causal attention, every head's q and k."""
+    decoder = induction_decoder()
+    symbols = text.split()
+    if not symbols:
+        raise ExampleInputError("decoder.empty")
+    unknown = list(dict.fromkeys(s for s in symbols if s not in decoder.vocab))
+    if unknown:
+        raise ExampleInputError(
+            "decoder.unknown", n=len(unknown), symbols=" ".join(unknown), vocab=" ".join(decoder.vocab)
+        )
+    if len(symbols) > decoder.max_len:
+        raise ExampleInputError("decoder.too_long", n=len(symbols), cap=decoder.max_len)
+    return from_decoder(decoder, symbols)
+
+
 EXAMPLES: dict[str, Example] = {
     e.name: e
     for e in (
         Example("minilm", "The animal didn't cross the street because it was too tired.", minilm_file, MAX_TOKENS),
+        Example("decoder", "k 3 x m q 7 k 3 x m q 7 k 3 x m q 7", decoder_file, TRAINED_MAX_SYMBOLS, False),
     )
 }
 

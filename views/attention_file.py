@@ -10,7 +10,7 @@ def main() -> None:
     """Where the file comes from, what it holds and its download, then the chosen view."""
     st.title(t("attnfile.title"))
     st.caption(t("attnfile.intro"))
-    attnfile.PAGE.load()
+    attnfile.load()
     attnfile.PAGE.show_problems()
     got = attnfile.opened()
     views = attnfile.views_for(got[0], got[2]) if got is not None else ()

@@ -4,11 +4,12 @@
 `to_bytes` (alias `dumps`) gives its bytes for a download; `load(filename, data)` returns an
 `AttentionFile` or raises `AttentionFileError` (its `reason` names a sentence `attnfile_errors.<reason>`
 in each language); `capture(model, tokenizer, text, target=None)` runs a transformers model and
-returns {kind: AttentionFile}; `from_encoder(encoder, text)` does the same for our MiniLM, with queries
-and keys. Only torch, numpy and safetensors are imported here.
+returns {kind: AttentionFile}; `from_encoder(encoder, text)` does the same for our MiniLM, and
+`from_decoder(decoder, symbols)` for a decoder trained here, both with queries and keys. Only torch,
+numpy and safetensors are imported here.
 """
 
-from attnlab.attnfile.capture import capture, from_encoder
+from attnlab.attnfile.capture import capture, from_decoder, from_encoder
 from attnlab.attnfile.file import (
     FORMAT,
     KINDS,
@@ -30,6 +31,7 @@ __all__ = [
     "capture",
     "dumps",
     "file_bytes",
+    "from_decoder",
     "from_encoder",
     "is_causal",
     "load",

@@ -193,3 +193,18 @@ def from_encoder(encoder: Any, text: str, max_tokens: int = 128) -> AttentionFil
     return AttentionFile(
         run.attentions.float(), run.tokens, run.tokens, encoder.name, torch.stack(queries), torch.stack(keys)
     )
+
+
+def from_decoder(decoder: Any, symbols: list[str]) -> AttentionFile:
+    """A trained decoder (trained.Decoder) on `symbols`: causal self-attention with every head's q and k.
+
+    The tokens are the start marker then the symbols; queries and keys are the per-head (L, H, T, d_k)
+    projections its forward pass computes, so softmax(q kᵀ / √d_k) under the causal mask is the file's weights.
+    """
+    _, steps, ids = decoder.forward(symbols)
+    tokens = [decoder.start, *(decoder.vocab[i] for i in ids[1:].tolist())]
+    stacked = {name: torch.stack([getattr(s, name)[0] for s in steps]).float() for name in ("weights", "q", "k")}
+    name = f"attnlab {decoder.folder.name} (step {decoder.step})"
+    return AttentionFile(
+        stacked["weights"], tuple(tokens), tuple(tokens), name, stacked["q"], stacked["k"], "self", causal=True
+    )

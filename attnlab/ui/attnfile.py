@@ -12,7 +12,7 @@ import numpy as np
 import streamlit as st
 
 from attnlab import attnfile
-from attnlab.attnexamples import EXAMPLES, SHARED_TOKENS, kind_of
+from attnlab.attnexamples import EXAMPLES, SHARED_TOKENS, ExampleInputError, kind_of
 from attnlab.figures.attnfile import as_array
 from attnlab.limits import MAX_ATTN_HEADS, MAX_ATTN_TOKENS, MAX_ATTN_UPLOAD_MB
 from attnlab.params import choice_param, int_param, text_param
@@ -80,10 +80,22 @@ def opened() -> tuple[attnfile.AttentionFile, str, str] | None:
     return file, digest, kind_of(file)
 
 
+def load() -> None:
+    """Read the URL once per session; a link that names an example but no text starts from that example's input."""
+    if PAGE.load() and "text" not in st.query_params and PAGE["source"] in EXAMPLES:
+        PAGE["text"] = EXAMPLES[PAGE["source"]].text
+
+
+def follow_source() -> None:
+    """Another example reads another kind of input (a sentence, symbols): its text box starts from its own."""
+    if PAGE["source"] in EXAMPLES:
+        PAGE["text"] = EXAMPLES[PAGE["source"]].text
+
+
 def source_picker() -> str:
     """An example or an upload."""
     labels = {s: t(f"attnfile.source_{s}") for s in SOURCES}
-    return segmented(PAGE, "source", t("attnfile.source"), labels=labels)
+    return segmented(PAGE, "source", t("attnfile.source"), labels=labels, on_change=follow_source)
 
 
 def from_upload() -> tuple[attnfile.AttentionFile, str] | None:
@@ -116,10 +128,14 @@ def refused(name: str, bad: attnfile.AttentionFileError) -> None:
 def from_example(name: str) -> tuple[attnfile.AttentionFile, str] | None:
     """The example built on the text box's input, or a message when the model is missing or cannot read it."""
     spec = EXAMPLES[name]
-    help_text = t("attnfile.example_help", cap=spec.max_tokens)
+    help_text = t("attnfile.example_help" if spec.cuts else f"attnfile.example_{name}_help", cap=spec.max_tokens)
     text = st.text_input(t(f"attnfile.example_{name}_text"), key=PAGE.key("text"), help=help_text)
     try:
         file = example(name, text)
+    except ExampleInputError as bad:
+        fields = {k: code(v, 200) if isinstance(v, str) else v for k, v in bad.fmt.items()}
+        st.error(t(bad.key, **fields), icon=":material/block:")
+        return None
     except ModelMissing as missing:
         st.error(t("real.missing", command=code(INSTALL_COMMAND)), icon=":material/download:")
         st.caption(t("common.library_said", detail=code(str(missing), 300)))
@@ -127,7 +143,7 @@ def from_example(name: str) -> tuple[attnfile.AttentionFile, str] | None:
     except ValueError:
         st.info(t("attnfile.example_empty"), icon=":material/edit:")
         return None
-    if len(file.tokens) >= spec.max_tokens:
+    if spec.cuts and len(file.tokens) >= spec.max_tokens:
         st.warning(t("attnfile.example_cut", cap=spec.max_tokens), icon=":material/content_cut:")
     return file, f"example:{name}:" + hashlib.sha256(text.encode()).hexdigest()
 

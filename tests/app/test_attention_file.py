@@ -69,6 +69,53 @@ def test_every_view_of_the_example_draws_in_both_languages(view, lang):
     assert catalog(lang)["attnfile.kind_self"] in shown
 
 
+@pytest.mark.parametrize("view", VIEWS)
+def test_every_view_of_the_trained_decoder_example_draws_in_both_languages(view, lang):
+    at = open_page(PAGE, source="decoder", view=view, lang=lang)  # no text in the link: the example's own symbols
+    assert_clean(at)
+    assert at.text_input(key="attnfile.text").value == EXAMPLES["decoder"].text
+    assert len(at.get("plotly_chart")) == CHARTS[view]
+    assert not texts(at, "warning") and not texts(at, "error")
+    shown = " ".join(m.value for m in at.markdown)
+    assert "induction-2l" in shown and "(2, 4, 19, 16)" in shown
+    assert catalog(lang)["attnfile.kind_causal"] in shown
+
+
+def test_the_decoder_example_shows_the_decoders_own_causal_weights():
+    from attnlab import trained
+
+    symbols = "a b c a b c a b".split()
+    at = open_page(PAGE, source="decoder", view="head", layer="2", head="1", text=" ".join(symbols))
+    expected = trained.load("induction-2l").run(symbols).attentions[1, 0]  # (T, T)
+    assert np.allclose(heatmap_values(at, 0)[0], expected, atol=1e-6)
+
+
+@pytest.mark.parametrize(
+    ("text", "key", "shown"),
+    [
+        ("k 3 <b>!</b>", "decoder.unknown", "`<b>!</b>`"),
+        ("   ", "decoder.empty", None),
+        ("a " * 65, "decoder.too_long", "65"),
+    ],
+)
+def test_symbols_the_decoder_cannot_read_are_refused_in_the_users_language_and_kept(text, key, shown, lang):
+    at = open_page(PAGE, source="decoder", text=text, lang=lang)
+    assert_clean(at)
+    errors = texts(at, "error")
+    assert len(errors) == 1 and catalog(lang)[key].split("{")[0] in errors[0]
+    assert shown is None or shown in errors[0]
+    assert at.text_input(key="attnfile.text").value == text and not at.get("plotly_chart")
+
+
+def test_picking_another_example_starts_its_text_box_from_that_examples_input():
+    at = open_page(PAGE, lang="en")
+    at.button_group(key="attnfile.source").set_value("decoder").run()
+    assert_clean(at)
+    assert at.text_input(key="attnfile.text").value == EXAMPLES["decoder"].text and not texts(at, "error")
+    at.button_group(key="attnfile.source").set_value("minilm").run()
+    assert at.text_input(key="attnfile.text").value == EXAMPLES["minilm"].text
+
+
 def test_the_example_head_view_shows_the_models_own_weights():
     at = open_page(PAGE, view="head", layer="3", head="7")
     file = EXAMPLES["minilm"].build(EXAMPLES["minilm"].text)

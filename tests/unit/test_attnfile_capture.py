@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from attnlab.attnfile import AttentionFile, capture, file_bytes, from_encoder, load
+from attnlab.attnfile import AttentionFile, capture, file_bytes, from_decoder, from_encoder, load
 
 with pytest.MonkeyPatch.context() as _env:
     _env.setenv("HF_HUB_OFFLINE", "1")
@@ -185,3 +185,20 @@ def test_minilm_capture_equals_our_own_forward_pass_with_queries_and_keys():
     assert (theirs.attentions - ours.attentions).abs().max() <= 1e-5
     assert (theirs.queries - ours.queries).abs().max() <= 1e-4 and (theirs.keys - ours.keys).abs().max() <= 1e-4
     assert load("minilm.safetensors", file_bytes(ours)).has_qk
+
+
+def test_a_trained_decoder_gives_its_own_causal_weights_and_queries_and_keys_that_give_them_back():
+    from attnlab import trained
+
+    decoder = trained.load("induction-2l")
+    symbols = list("k3xmq7k3xm")
+    ours = from_decoder(decoder, symbols)
+    run = decoder.run(symbols)
+    assert ours.tokens == tuple(run.tokens) and (ours.kind, ours.causal) == ("self", True)
+    assert torch.equal(ours.attentions, torch.from_numpy(run.attentions))
+    scores = ours.queries @ ours.keys.transpose(-1, -2) / ours.queries.size(-1) ** 0.5  # (L, H, T, T)
+    future = torch.ones(len(run.tokens), len(run.tokens), dtype=torch.bool).triu(1)
+    again = torch.softmax(scores.masked_fill(future, float("-inf")), dim=-1)
+    assert (again - ours.attentions).abs().max() <= 1e-5
+    back = load("decoder.safetensors", file_bytes(ours))
+    assert back.causal and back.has_qk and torch.equal(back.attentions, ours.attentions)
