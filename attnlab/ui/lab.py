@@ -28,7 +28,7 @@ from attnlab.ui import state
 from attnlab.ui.i18n import t
 from attnlab.ui.stages import head_options
 from attnlab.ui.state import PageState
-from attnlab.ui.text import code
+from attnlab.ui.text import code, markdown_table
 from attnlab.ui.widgets import segmented, size_inputs, text_input, toggle
 from attnlab.weights_io import WeightsError, edits_between, load_weights, to_json
 
@@ -130,10 +130,7 @@ def check_panel(result: LabResult) -> None:
     (box.success if check.passed else box.error)(verdict, icon=icon)
     rows = [(f"{t('lab.check_head', h=h + 1)} ↔ SDPA", err) for h, err in enumerate(check.sdpa_per_head)]
     rows.append(("W_O ↔ MHA", check.mha))
-    import pandas as pd  # here, not at the top: the Playground sends its first chart before pandas is loaded
-
-    frame = pd.DataFrame([(where, f"{err:.1e}") for where, err in rows], columns=[t("lab.check_where"), "max |Δ|"])
-    box.dataframe(frame, hide_index=True, width="stretch")
+    box.markdown(markdown_table((t("lab.check_where"), "max |Δ|"), [(where, f"{err:.1e}") for where, err in rows]))
     box.caption(t("lab.check_caption", tol=f"{check.tolerance:.0e}"))
     st.caption(f"{icon} {verdict} · max |Δ| = {check.worst:.1e} ({t('lab.check_where_more')})")
 

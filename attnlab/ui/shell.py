@@ -27,9 +27,10 @@ def share_link() -> None:
     """The link to exactly this view, with a copy button: what a teacher sends to the class."""
     base = (st.context.url or "").split("?")[0].split("#")[0]
     query = urllib.parse.urlencode(st.query_params.to_dict(), quote_via=urllib.parse.quote)
-    with st.sidebar.expander(t("common.share_title"), icon=":material/link:"):
-        st.code(f"{base}?{query}", language=None, wrap_lines=True)
-        st.caption(t("common.share_help"))
+    box = st.sidebar.expander(t("common.share_title"), icon=":material/link:", key="app.share_open", on_change="rerun")
+    if box.open:  # drawn only when opened: the code box's highlighter is a large script every first visit would load
+        box.code(f"{base}?{query}", language=None, wrap_lines=True)
+        box.caption(t("common.share_help"))
 
 
 def about() -> None:

@@ -37,3 +37,11 @@ def code(value: object, limit: int = 80) -> str:
     fence = "`" * (max((len(run) for run in _BACKTICKS.findall(text)), default=0) + 1)
     pad = " " if text[0] == "`" or text[-1] == "`" or text[0] == " " == text[-1] else ""
     return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def markdown_table(header: tuple[str, ...], rows: list[tuple[object, ...]]) -> str:
+    """A small table as markdown, every cell made inert: it needs none of the scripts a data grid loads."""
+    lines = [header, tuple("---" for _ in header), *rows]
+    return "\n".join(
+        "| " + " | ".join(cell if i == 1 else md_escape(cell) for cell in line) + " |" for i, line in enumerate(lines)
+    )

@@ -26,6 +26,19 @@ def test_default_page_renders_every_stage_and_passes_the_check(lang):
     np.testing.assert_allclose(heatmap_values(at, OUT)[0], expected.steps.output.numpy())
 
 
+def test_the_check_table_lists_every_heads_error_against_pytorch(lang):
+    from attnlab.pipeline import check_against_torch
+    from attnlab.ui.text import md_escape
+
+    at = open_page(lang=lang, heads="4", d_model="8")
+    check = check_against_torch(run_lab(LabConfig(heads=4)), False)
+    table = [m.value for m in at.sidebar.markdown if "SDPA" in m.value][0]
+    rows = table.splitlines()[2:]
+    assert len(rows) == 5 and "W\\_O ↔ MHA" in rows[-1]
+    for row, err in zip(rows, [*check.sdpa_per_head, check.mha], strict=True):
+        assert md_escape(f"{err:.1e}") in row
+
+
 def test_url_state_reproduces_the_senders_matrices():
     at = open_page(text="<BOS> I like you <EOS>", d_model="16", heads="4", causal="1", seed="7", pe="true")
     assert_clean(at)
@@ -260,9 +273,11 @@ def test_settings_and_edits_survive_a_trip_to_another_page():
     assert at.query_params["edits"] == "q0.1=0.5"
 
 
-def test_the_sidebar_offers_the_link_to_this_exact_view():
+def test_the_sidebar_offers_the_link_to_this_exact_view_once_opened():
     at = open_page(text="I like you", causal="true", lang="zh")
-    link = at.sidebar.code[-1].value
+    assert not at.sidebar.code  # closed: the code box (and the large script that draws it) is not sent
+    at.session_state["app.share_open"] = True
+    link = at.run().sidebar.code[-1].value
     assert "text=I%20like%20you" in link and "causal=true" in link and "lang=zh" in link
 
 
@@ -294,9 +309,9 @@ def test_a_head_the_text_does_not_have_is_replaced_and_said(lang):
 
 def test_the_weight_editor_is_built_only_when_opened_and_opens_itself_for_a_refused_cell():
     at = open_page()
-    assert len(at.dataframe) == 1 and not at.get("file_uploader")  # closed: the check table only, no grid
+    assert not at.dataframe and not at.get("file_uploader")  # closed: no grid (the check table is markdown)
     at = open_editor(at)
-    assert len(at.dataframe) == 2 and at.get("file_uploader")
+    assert len(at.dataframe) == 1 and at.get("file_uploader")
     at.toggle(key="lab.editor_open").set_value(False).run()
     _edit(at, {0: {"d1": "abc"}})
     assert at.toggle(key="lab.editor_open").value and any("W_Q[0, 1]" in e for e in texts(at, "error"))

@@ -17,6 +17,17 @@ def test_page_draws_every_stage_and_the_check(page, server):
     assert "−∞" in chart_text(page, 6)  # the mask stage draws blocked cells as −∞
 
 
+def test_the_first_screen_loads_no_data_grid_or_code_highlighter_and_the_share_box_opens(page, server):
+    scripts: list[str] = []
+    page.on("request", lambda r: scripts.append(r.url.rsplit("/", 1)[-1]) if r.url.endswith(".js") else None)
+    open_app(page, server, "/?text=I+like+you&causal=1")
+    heavy = [s for s in scripts if s.startswith(("DataFrame.", "StreamlitSyntaxHighlighter."))]
+    assert not heavy, heavy  # ~3 MB of scripts a first visit used to parse before its first chart
+    rerun(page, page.get_by_text("Share this view").click)
+    link = page.locator('[data-testid="stSidebar"] [data-testid="stCode"]').inner_text()
+    assert "text=I%20like%20you" in link and "causal=true" in link and link.startswith(server)
+
+
 def test_a_widget_change_updates_the_charts_and_the_link(page, server):
     open_app(page, server, "/?text=I+like+you")
     before = chart_text(page, 7)
