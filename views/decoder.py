@@ -48,8 +48,10 @@ def attention_section(model, run) -> None:
     """Every head's map, then one head's stages."""
     st.subheader(t("decoder.attention"))
     dec.attention_grid(run, model.n_heads)
-    with st.expander(t("decoder.stages"), expanded=False):
-        dec.head_stages(model, run)
+    box = st.expander(t("decoder.stages"), key="decoder.stages_open", on_change="rerun")
+    if box.open:  # eleven charts, built and sent only for a reader who opens them
+        with box:
+            dec.head_stages(model, run)
 
 
 main()

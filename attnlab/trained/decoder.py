@@ -12,6 +12,7 @@ from safetensors.torch import load_file
 
 from attnlab.attention import AttentionSteps
 from attnlab.limits import TRAINED_MAX_SYMBOLS
+from attnlab.multihead import MultiHeadSteps
 from attnlab.trained.data import first_mask, repeating
 from attnlab.trained.model import AttnOnly, Config
 from attnlab.trained.training import EVAL_PERIODS, measure
@@ -107,6 +108,20 @@ class Decoder:
         s = steps[layer]
         pick = {f: getattr(s, f)[0, head] for f in AttentionSteps.__dataclass_fields__ if f != "scale"}
         return AttentionSteps(**pick, scale=s.scale)
+
+    @torch.no_grad()
+    def layer_steps(self, run: DecoderRun, layer: int) -> MultiHeadSteps:
+        """One layer on a run, ablations kept, shaped as the Playground's stage table reads it (batch dropped)."""
+        ids = torch.cat([torch.tensor([len(self.vocab)]), self.encode(run.tokens[1:])])[None]  # (1, T)
+        x, _ = self.model.residual(ids, layer, run.ablate)  # (1, T, D): the stream entering this layer
+        s = self.model.layer_steps(x, layer)
+        concat = self.model.heads_concat(s, layer, run.ablate)  # (1, T, D)
+        q, k, v = (x @ self.model.w_qkv[layer])[0].chunk(3, dim=-1)  # (T, D) each, head h in columns h*d_k..
+        heads = AttentionSteps(
+            **{f: getattr(s, f)[0] for f in AttentionSteps.__dataclass_fields__ if f != "scale"}, scale=s.scale
+        )
+        output = (concat @ self.model.w_o[layer])[0]  # (T, D): what this layer adds to the stream
+        return MultiHeadSteps(x[0], x[0], q, k, v, heads, concat[0], output, self.n_heads)
 
 
 def load(name_or_dir: str | Path, step: int | None = None) -> Decoder:

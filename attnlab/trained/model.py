@@ -47,17 +47,26 @@ class AttnOnly(nn.Module):
 
     def forward(self, ids: torch.Tensor, ablate=()) -> tuple[torch.Tensor, list[AttentionSteps]]:
         """Logits (B, T, V) and every layer's attention stages; ablated (layer, head) outputs are zeroed."""
-        b, t = ids.shape
-        x = self.embed[ids] + self.pos[:t]  # (B, T, D)
-        steps = []
-        for layer in range(self.cfg.n_layers):
-            s = self.layer_steps(x, layer)
-            out = s.output  # (B, H, T, d_k)
-            off = [hd for (ly, hd) in ablate if ly == layer]
-            if off:
-                keep = torch.ones(self.cfg.n_heads, dtype=out.dtype)
-                keep[off] = 0.0
-                out = out * keep[None, :, None, None]
-            x = x + out.transpose(1, 2).reshape(b, t, -1) @ self.w_o[layer]
-            steps.append(s)
+        x, steps = self.residual(ids, self.cfg.n_layers, ablate)
         return x @ self.unembed, steps
+
+    def residual(self, ids: torch.Tensor, upto: int, ablate=()) -> tuple[torch.Tensor, list[AttentionSteps]]:
+        """The residual stream entering layer `upto` (B, T, D) and the attention stages of the layers before it."""
+        x = self.embed[ids] + self.pos[: ids.size(1)]  # (B, T, D)
+        steps = []
+        for layer in range(upto):
+            s = self.layer_steps(x, layer)
+            x = x + self.heads_concat(s, layer, ablate) @ self.w_o[layer]
+            steps.append(s)
+        return x, steps
+
+    def heads_concat(self, s: AttentionSteps, layer: int, ablate=()) -> torch.Tensor:
+        """One layer's head outputs side by side (B, T, D), its ablated heads zeroed: what W_O reads."""
+        b, _, t, _ = s.output.shape
+        out = s.output  # (B, H, T, d_k)
+        off = [hd for (ly, hd) in ablate if ly == layer]
+        if off:
+            keep = torch.ones(self.cfg.n_heads, dtype=out.dtype)
+            keep[off] = 0.0
+            out = out * keep[None, :, None, None]
+        return out.transpose(1, 2).reshape(b, t, -1)

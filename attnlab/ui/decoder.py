@@ -11,7 +11,7 @@ import pandas as pd
 import streamlit as st
 
 from attnlab import trained
-from attnlab.figures import matrix_figure
+from attnlab.figures import dim_labels, matrix_figure
 from attnlab.figures.decoder import curves_figure, layer_heads_figure
 from attnlab.limits import INDUCTION_CLEAR, MAX_DECODER_RUNS, MAX_DECODER_SEQ_CHARS, MAX_STEP
 from attnlab.params import choice_param, int_param, text_param
@@ -25,9 +25,10 @@ from attnlab.ui.decoder_numbers import (
     strongest_induction,
 )
 from attnlab.ui.i18n import t
+from attnlab.ui.stages import STAGES, StageView, draw
 from attnlab.ui.state import PageState
 from attnlab.ui.text import code
-from attnlab.ui.widgets import chart
+from attnlab.ui.widgets import chart, shape_text
 
 MODELS = {"2l": "induction-2l", "1l": "induction-1l"}  # the URL's short name -> the shipped recipe
 LAST = -1  # `step=-1`: the last checkpoint
@@ -175,25 +176,22 @@ def attention_grid(run: trained.DecoderRun, n_heads: int) -> None:
         chart(fig, f"decoder.grid.{layer}")
 
 
-STAGE_PARTS = (("q", "signed"), ("k", "signed"), ("scaled", "signed"), ("masked", "signed"), ("weights", "prob"))
-
-
 def head_stages(model: trained.Decoder, run: trained.DecoderRun) -> None:
-    """One head opened into its stages: Q, K, the scaled scores, the causal mask applied, the softmax."""
+    """One head through the Playground's stage table: X (the stream entering its layer) to W_O, causal mask on."""
     names = [head_name(lay, h) for lay in range(model.n_layers) for h in range(model.n_heads)]
     picked = st.selectbox(t("decoder.open_head"), names, key="decoder.open", index=len(names) - 1)
     layer, head = (int(x) - 1 for x in picked.split("."))
-    steps = model.head_steps(run, layer, head)
+    steps = model.layer_steps(run, layer)  # (T, D) projections, (H, T, T) weights
     tokens = list(run.tokens)
-    for index, (part, kind) in enumerate(STAGE_PARTS, start=1):
-        m = getattr(steps, part).numpy().squeeze()
-        if m.ndim == 1:
-            m = m[:, None]
-        cols = tokens if part in ("scaled", "masked", "weights") else [f"d{i}" for i in range(m.shape[-1])]
-        st.markdown(f"#### {index}. {t(f'decoder.stage_{part}')}")
-        st.caption(f"`{part}: {tuple(m.shape)}` · {t(f'decoder.stage_{part}_note')}")
-        fig = matrix_figure(m, tokens, cols, kind=kind, row_name=t("stages.query"), col_name=t("stages.key"))
-        chart(fig, f"decoder.stage.{part}")
+    view = StageView(tokens, steps.x_q, steps, (head,), True, layer=layer)
+    first = layer == 0
+    st.markdown(f"#### 1. {t('stages.x')}")
+    st.latex(r"X = E_{\mathrm{symbol}} + E_{\mathrm{position}}" if first else rf"X = X^{{({layer})}} + O^{{({layer})}}")
+    note = t("decoder.x_note_first") if first else t("decoder.x_note", before=layer)
+    st.caption(f"{shape_text('X', ('T', 'd_model'), tuple(steps.x_q.shape))} · {note}")
+    chart(matrix_figure(steps.x_q.numpy(), tokens, dim_labels(steps.x_q.size(-1))), "decoder.st.x")
+    for index, spec in enumerate(STAGES[1:], start=2):
+        draw(index, spec, view, f"decoder.st.{spec.key}")
 
 
 def training(model_name: str, step: int) -> None:

@@ -13,7 +13,7 @@ from attnlab.ui import decoder as dec
 from attnlab.ui.decoder_live import RUNNER
 from attnlab.ui.decoder_numbers import mean_losses, predictions, strongest_induction
 from attnlab.ui.i18n import catalog
-from tests.app.charts import heatmap_values
+from tests.app.charts import blocked_cells, heatmap_values
 from tests.app.conftest import assert_clean, metric, open_page, texts
 
 PAGE = "views/decoder.py"
@@ -33,11 +33,31 @@ def test_the_page_draws_every_layer_the_curves_and_a_heads_stages(model, lang):
     at = open_page(PAGE, lang=lang, model=model, seq=SEQ)
     assert_clean(at)
     n_layers = trained.load(dec.MODELS[model]).n_layers
-    assert len(at.get("plotly_chart")) == n_layers + len(dec.STAGE_PARTS) + 2
+    assert len(at.get("plotly_chart")) == n_layers + 2  # the stages are built only when opened
     assert not texts(at, "warning") and not texts(at, "error")
     first, repeat = expected_losses(model, SEQ)
     assert metric(at, lang, "decoder.loss_first") == f"{first:.3f}"
     assert metric(at, lang, "decoder.loss_repeat") == f"{repeat:.3f}"
+
+
+@pytest.mark.parametrize(("layer", "head"), [(0, 2), (1, 0)])
+def test_an_opened_head_runs_through_the_playgrounds_eleven_stages_with_the_decoders_numbers(layer, head, lang):
+    from attnlab.ui.stages import STAGES
+
+    at = open_page(PAGE, lang=lang, model="2l", seq=SEQ)
+    at.session_state["decoder.stages_open"] = True
+    at.run().selectbox(key="decoder.open").set_value(dec.head_name(layer, head)).run()
+    assert_clean(at)
+    charts = at.get("plotly_chart")
+    assert len(charts) == 2 + len(STAGES) + 2
+    decoder = trained.load("induction-2l")
+    run = decoder.run(SEQ.split())
+    softmax = 2 + [s.key for s in STAGES].index("softmax")
+    assert np.allclose(heatmap_values(at, softmax)[0], run.attentions[layer, head], atol=1e-6)
+    n = len(run.tokens)
+    assert (blocked_cells(at, softmax - 1)[0] == np.triu(np.ones((n, n), bool), 1)).all()  # the causal mask
+    steps = decoder.layer_steps(run, layer)
+    assert np.allclose(heatmap_values(at, 2)[0], steps.x_q.numpy(), atol=1e-6)  # X: the stream entering the layer
 
 
 def test_the_grid_shows_the_models_own_weights():
@@ -138,7 +158,7 @@ def test_a_live_run_trains_with_progress_and_a_loss_curve():
         at.run()
     assert_clean(at)
     assert catalog("en")["decoder.live_done"].split("{")[0] in " ".join(texts(at, "success"))
-    assert len(at.get("plotly_chart")) == 2 + len(dec.STAGE_PARTS) + 2 + 1
+    assert len(at.get("plotly_chart")) == 2 + 2 + 1  # two layers, the curves, the live run's loss
 
 
 def test_a_second_visitor_is_told_the_server_is_busy(lang):

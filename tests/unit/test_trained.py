@@ -92,6 +92,17 @@ def test_head_steps_are_the_runs_weights(two):
     assert s.q.shape == (len(r.tokens), 16) and bool(s.blocked[0, 1])
 
 
+def test_layer_steps_carry_the_stream_and_the_ablation_from_one_layer_to_the_next(two):
+    r = two.run("xyz12xyz1", ablate=[(0, 1)])
+    first, second = two.layer_steps(r, 0), two.layer_steps(r, 1)
+    for layer, steps in enumerate((first, second)):
+        np.testing.assert_allclose(steps.heads.weights.numpy(), r.attentions[layer], atol=1e-6)
+    d_k = first.d_k
+    assert first.concat[:, d_k : 2 * d_k].abs().max() == 0  # head 1.2 zeroed: it writes nothing
+    assert first.concat[:, :d_k].abs().max() > 0
+    torch.testing.assert_close(second.x_q, first.x_q + first.output)  # the residual stream between the layers
+
+
 @pytest.mark.parametrize(
     ("symbols", "named"),
     [
