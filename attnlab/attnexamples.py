@@ -56,15 +56,13 @@ def decoder_file(text: str) -> AttentionFile:
     """The trained 2-layer decoder on symbols separated by spaces: causal attention, every head's q and k."""
     decoder = induction_decoder()
     symbols = text.split()
-    if not symbols:
-        raise ExampleInputError("decoder.empty")
-    unknown = list(dict.fromkeys(s for s in symbols if s not in decoder.vocab))
-    if unknown:
-        raise ExampleInputError(
-            "decoder.unknown", n=len(unknown), symbols=" ".join(unknown), vocab=" ".join(decoder.vocab)
-        )
-    if len(symbols) > decoder.max_len:
-        raise ExampleInputError("decoder.too_long", n=len(symbols), cap=decoder.max_len)
+    problem = decoder.problem(symbols)
+    if problem is not None:
+        reason, fields = problem
+        if reason == "unknown":
+            unknown = fields.pop("unknown")
+            fields.update(n=len(unknown), symbols=" ".join(unknown), vocab=" ".join(decoder.vocab))
+        raise ExampleInputError(f"decoder.{reason}", **fields)
     return from_decoder(decoder, symbols)
 
 

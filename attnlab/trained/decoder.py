@@ -87,9 +87,24 @@ class Decoder:
     @torch.no_grad()
     def forward(self, symbols, ablate=()) -> tuple[torch.Tensor, list[AttentionSteps], torch.Tensor]:
         """Logits (1, T, V), every layer's attention stages and the input ids (T,) with the start marker."""
-        ids = torch.cat([torch.tensor([len(self.vocab)]), self.encode(symbols)])
+        ids = self.ids(symbols)
         logits, steps = self.model(ids[None], tuple(ablate))
         return logits, steps, ids
+
+    def ids(self, symbols) -> torch.Tensor:
+        """The model's input ids (T,): the start marker's id, then the symbols'."""
+        return torch.cat([torch.tensor([len(self.vocab)]), self.encode(symbols)])
+
+    def problem(self, symbols: list[str]) -> tuple[str, dict] | None:
+        """Why `run` would refuse these symbols, as a reason (empty, unknown, too_long) and its fields; None if fine."""
+        if not symbols:
+            return "empty", {}
+        unknown = list(dict.fromkeys(s for s in symbols if s not in self._index))
+        if unknown:
+            return "unknown", {"unknown": unknown}
+        if len(symbols) > self.max_len:
+            return "too_long", {"n": len(symbols), "cap": self.max_len}
+        return None
 
     def run(self, symbols, ablate=()) -> DecoderRun:
         """Attention weights and next-symbol distributions at every position."""
@@ -100,19 +115,16 @@ class Decoder:
         tokens = [self.start] + [self.vocab[i] for i in ids[1:].tolist()]
         return DecoderRun(tokens, att.float().numpy(), probs.float().numpy(), ids, ablate)
 
-    @torch.no_grad()
     def head_steps(self, run: DecoderRun, layer: int, head: int) -> AttentionSteps:
         """Every stage (q, k, scores, mask, softmax, output) of one head on a run, ablations kept."""
-        syms = run.tokens[1:]
-        _, steps, _ = self.forward(syms, run.ablate)
-        s = steps[layer]
-        pick = {f: getattr(s, f)[0, head] for f in AttentionSteps.__dataclass_fields__ if f != "scale"}
-        return AttentionSteps(**pick, scale=s.scale)
+        heads = self.layer_steps(run, layer).heads  # (H, T, ...)
+        pick = {f: getattr(heads, f)[head] for f in AttentionSteps.__dataclass_fields__ if f != "scale"}
+        return AttentionSteps(**pick, scale=heads.scale)
 
     @torch.no_grad()
     def layer_steps(self, run: DecoderRun, layer: int) -> MultiHeadSteps:
         """One layer on a run, ablations kept, shaped as the Playground's stage table reads it (batch dropped)."""
-        ids = torch.cat([torch.tensor([len(self.vocab)]), self.encode(run.tokens[1:])])[None]  # (1, T)
+        ids = self.ids(run.tokens[1:])[None]  # (1, T)
         x, _ = self.model.residual(ids, layer, run.ablate)  # (1, T, D): the stream entering this layer
         s = self.model.layer_steps(x, layer)
         concat = self.model.heads_concat(s, layer, run.ablate)  # (1, T, D)

@@ -20,7 +20,6 @@ from attnlab.ui.decoder_numbers import (
     accuracy_on_repeats,
     mean_losses,
     parse_symbols,
-    previous_followers,
     random_repeating,
     strongest_induction,
 )
@@ -76,18 +75,19 @@ def checkpoint() -> int:
 def symbols_or_say(model: trained.Decoder) -> list[str] | None:
     """The typed symbols, or a message in the user's language (the typed text stays in its box)."""
     symbols = parse_symbols(DECODER["seq"])
-    if not symbols:
+    problem = model.problem(symbols)
+    if problem is None:
+        return symbols
+    reason, fields = problem
+    if reason == "empty":
         st.info(t("decoder.empty"), icon=":material/edit:")
-        return None
-    unknown = list(dict.fromkeys(s for s in symbols if s not in model.vocab))
-    if unknown:
+    elif reason == "unknown":
+        unknown = fields["unknown"]
         shown = " ".join(code(s, 20) for s in unknown[:8])
         st.error(t("decoder.unknown", n=len(unknown), symbols=shown, vocab=code(" ".join(model.vocab), 200)))
-        return None
-    if len(symbols) > model.max_len:
-        st.error(t("decoder.too_long", n=len(symbols), cap=model.max_len), icon=":material/content_cut:")
-        return None
-    return symbols
+    else:
+        st.error(t("decoder.too_long", **fields), icon=":material/content_cut:")
+    return None
 
 
 def run_or_say(step: int, symbols: list[str], ablate: tuple) -> trained.DecoderRun | None:
@@ -156,7 +156,7 @@ def explanation(run: trained.DecoderRun, symbols: list[str], preds: list[Predict
                 weight=f"{found.weight:.2f}",
                 symbol=code(found.symbol, 20),
                 follower=", ".join(code(f, 20) for f in found.followers),
-                n=len(previous_followers(symbols)),
+                n=found.places,
             )
         )
     first, repeat = mean_losses(preds)

@@ -87,6 +87,7 @@ class Induction:
     symbol: str
     weight: float  # summed over those tokens, as the induction score sums (prefix matching)
     followers: tuple[str, ...]  # the symbols that followed it, each once, in order
+    places: int  # how many earlier occurrences were followed (the weight is summed over them)
 
 
 def previous_followers(symbols: Sequence[str]) -> list[int]:
@@ -104,4 +105,4 @@ def strongest_induction(attentions: np.ndarray, tokens: Sequence[str], symbols: 
     weights = attentions[:, :, -1, keys].sum(axis=-1)  # (L, H)
     layer, head = np.unravel_index(int(np.argmax(weights)), weights.shape)
     followers = tuple(dict.fromkeys(symbols[target] for target in targets))
-    return Induction(int(layer), int(head), symbols[-1], float(weights[layer, head]), followers)
+    return Induction(int(layer), int(head), symbols[-1], float(weights[layer, head]), followers, len(targets))
