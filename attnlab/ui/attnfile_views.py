@@ -13,7 +13,7 @@ from attnlab.limits import MAX_DRAWN_TOKENS
 from attnlab.pretrained import PATTERNS
 from attnlab.ui import attnfile as page
 from attnlab.ui.attnfile import PAGE
-from attnlab.ui.headviews import head_finder, model_view_chart
+from attnlab.ui.headviews import head_finder, model_view_chart, rollout_charts
 from attnlab.ui.i18n import t
 from attnlab.ui.qkview import qk_panel
 from attnlab.ui.text import code
@@ -94,8 +94,8 @@ def head_view(file: AttentionFile, kind: str) -> None:
                 kind="prob",
                 title=t("attnfile.head_title", layer=layer + 1, head=head + 1),
                 highlight_row=query,
-                row_name=t("attnfile.query_axis"),
-                col_name=t("attnfile.key_axis"),
+                row_name=t("stages.query"),
+                col_name=t("stages.key"),
             ),
             "attnfile.head_map",
         )
@@ -144,11 +144,4 @@ def rollout_view(file: AttentionFile, digest: str) -> None:
     tokens = list(file.tokens)
     raw = page.attention_array(file)[layer].mean(axis=0)  # (T, T)
     rolled = page.rollout(digest, file)[layer]  # (T, T)
-    axes = dict(kind="prob", row_name=t("attnfile.query_axis"), col_name=t("attnfile.key_axis"))
-    left, right = st.columns(2)
-    with left:
-        chart(matrix_figure(raw, tokens, tokens, title=t("real.raw_title", layer=layer + 1), **axes), "attnfile.raw")
-    with right:
-        title = t("real.rollout_title", layer=layer + 1)
-        chart(matrix_figure(rolled, tokens, tokens, title=title, **axes), "attnfile.rollout")
-    st.info(t("real.rollout_honest"), icon=":material/info:")
+    rollout_charts(PAGE, tokens, raw, rolled, layer)

@@ -1,4 +1,4 @@
-"""What the Real model and Attention file pages share: a clickable model view and the head finder.
+"""What the Real model and Attention file pages share: a clickable model view, the head finder, the rollout.
 
 Both pages keep `layer`, `head` and `view` in a PageState; a click on a map or a row of the finder's table
 opens that head's view by setting them, in a callback, so the view picker drawn after it already shows it.
@@ -92,3 +92,15 @@ def head_finder(page: PageState, scores_of: Callable[[str], np.ndarray], layer_w
         column_config={labels[pattern]: st.column_config.NumberColumn(format="%.3f")},
     )
     st.caption(t("real.finder_help"))
+
+
+def rollout_charts(page: PageState, tokens: list[str], raw: np.ndarray, rolled: np.ndarray, layer: int) -> None:
+    """One layer's head-averaged weights beside the rollout up to it, both (T, T), and what rollout cannot say."""
+    axes = dict(kind="prob", row_name=t("stages.query"), col_name=t("stages.key"))
+    left, right = st.columns(2)
+    with left:
+        chart(matrix_figure(raw, tokens, tokens, title=t("real.raw_title", layer=layer + 1), **axes), page.key("raw"))
+    with right:
+        title = t("real.rollout_title", layer=layer + 1)
+        chart(matrix_figure(rolled, tokens, tokens, title=title, **axes), page.key("rollout"))
+    st.info(t("real.rollout_honest"), icon=":material/info:")

@@ -19,7 +19,7 @@ from attnlab.pretrained import MAX_TOKENS, Encoder, EncoderRun, ModelMissing, he
 from attnlab.pretrained import rollout as rollout_of
 from attnlab.pretrained.encoder import UNK, EmptyText
 from attnlab.pretrained.package import INSTALL_COMMAND
-from attnlab.ui.headviews import head_finder, model_view_chart
+from attnlab.ui.headviews import head_finder, model_view_chart, rollout_charts
 from attnlab.ui.i18n import t
 from attnlab.ui.stages import STAGES, StageView, draw
 from attnlab.ui.state import PageState
@@ -197,16 +197,7 @@ def rollout_view(run: EncoderRun) -> None:
     tokens = list(run.tokens)
     raw = run.attentions[layer].mean(dim=0).numpy()  # (T, T)
     rolled = rollout_of(run.attentions)[layer].numpy()  # (T, T)
-    left, right = st.columns(2)
-    axes = dict(kind="prob", row_name=t("stages.query"), col_name=t("stages.key"))
-    with left:
-        chart(matrix_figure(raw, tokens, tokens, title=t("real.raw_title", layer=layer + 1), **axes), "real.raw")
-    with right:
-        chart(
-            matrix_figure(rolled, tokens, tokens, title=t("real.rollout_title", layer=layer + 1), **axes),
-            "real.rollout",
-        )
-    st.info(t("real.rollout_honest"), icon=":material/info:")
+    rollout_charts(REAL, tokens, raw, rolled, layer)
 
 
 def similarity_view(run: EncoderRun) -> None:
