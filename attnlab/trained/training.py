@@ -119,7 +119,12 @@ def train(
 
 
 def train_live(
-    name: str, steps: int, callback: Callable[[int, dict], None], cancel: threading.Event | None = None
+    name: str,
+    steps: int,
+    callback: Callable[[int, dict], None],
+    cancel: threading.Event | None = None,
+    seed: int | None = None,
 ) -> AttnOnly:
     """A page's own short run: at most TRAINED_LIVE_MAX_STEPS steps, nothing written, cancellable."""
-    return train(name, None, min(int(steps), TRAINED_LIVE_MAX_STEPS), callback=callback, cancel=cancel, record=False)
+    capped = min(int(steps), TRAINED_LIVE_MAX_STEPS)
+    return train(name, None, capped, seed, callback=callback, cancel=cancel, record=False)

@@ -16,7 +16,7 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from attnlab.figures.decoder import curves_figure
 from attnlab.limits import LIVE_TRAIN_BUDGET_S, TRAINED_LIVE_MAX_STEPS
-from attnlab.trained.training import train
+from attnlab.trained.training import train_live
 from attnlab.ui.decoder_live import RUNNER, Progress
 from attnlab.ui.i18n import t
 from attnlab.ui.text import code
@@ -38,7 +38,7 @@ def train_steps(recipe: str, steps: int, seed: int) -> Iterator[tuple[int, float
 
     def work() -> None:
         try:
-            train(recipe, steps=steps, seed=seed, callback=lambda s, losses: out.put((s, losses)), cancel=cancel)
+            train_live(recipe, steps, lambda s, losses: out.put((s, losses)), cancel, seed)
             out.put(None)
         except Exception as failure:  # noqa: BLE001 -- handed to the runner, which says it and frees the slot
             out.put(failure)
