@@ -172,6 +172,7 @@ def download(file: attnfile.AttentionFile) -> None:
         mime="application/octet-stream",
         icon=":material/download:",
         key="attnfile.download",
+        on_click="ignore",  # a rerun on click replaces the deferred bytes the browser is asking for: no download
     )
 
 
