@@ -1,7 +1,8 @@
 """Drive the real app from tests and measurement scripts: serve it with `streamlit run`, wait on its own state.
 
 Nothing here waits a fixed time: a page has settled when Streamlit says its script is not running,
-no element is a loading skeleton and every Plotly chart has drawn its SVG. Browser helpers take a
+no element is a loading skeleton, every Plotly chart has drawn its SVG and nothing is still to come
+(`first_screen` marks a page whose later stages wait for its first chart). Browser helpers take a
 Playwright page, duck-typed, so this module imports no browser library.
 """
 
@@ -30,7 +31,8 @@ SETTLED = """() => {
         && document.querySelectorAll('[data-testid="stSkeleton"]').length === 0
         && document.querySelectorAll('[data-stale="true"]').length === 0
         && document.querySelector('[data-testid="stMain"]')?.innerText.trim().length > 0
-        && drawn >= charts;
+        && drawn >= charts
+        && !document.querySelector('[data-attnlab-pending]');
 }"""
 
 
@@ -90,6 +92,7 @@ STATE = """() => ({
     stale: document.querySelectorAll('[data-stale="true"]').length,
     charts: document.querySelectorAll('[data-testid="stPlotlyChart"]').length,
     drawn: document.querySelectorAll('[data-testid="stPlotlyChart"] .main-svg').length,
+    pending: document.querySelectorAll('[data-attnlab-pending]').length,
 })"""
 
 
@@ -141,6 +144,17 @@ def open_app(tab, server: str, path: str = "/") -> None:
     watch(tab)
     tab.goto(server + path)
     settle(tab)
+
+
+def app_test(timeout: float = 60):
+    """The app in Streamlit's AppTest as a session whose browser has drawn a chart: AppTest has no browser to say so."""
+    from streamlit.testing.v1 import AppTest
+
+    from attnlab.ui.first_screen import DRAWN
+
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=timeout)
+    at.session_state[DRAWN] = True
+    return at
 
 
 def cpu_seconds(pid: int) -> float:

@@ -19,7 +19,7 @@ import sys
 import time
 from pathlib import Path
 
-from attnlab.testing import BROWSER_ARGS, ROOT, cpu_seconds, open_app, rerun, rss_bytes, serve_app, settle
+from attnlab.testing import BROWSER_ARGS, app_test, cpu_seconds, open_app, rerun, rss_bytes, serve_app, settle
 
 LARGE_TEXT = " ".join(f"w{i}" for i in range(64))
 SETTINGS = {
@@ -48,9 +48,7 @@ LARGEST = {  # the heaviest setting each page allows (DESIGN: every setting a pa
 
 def rerun_ms(query: dict[str, str], reruns: int) -> dict[str, float]:
     """Median and p90 of a Playground rerun (server side), after one warm-up run."""
-    from streamlit.testing.v1 import AppTest
-
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at = app_test(120)
     for name, value in query.items():
         at.query_params[name] = value
     at.run()

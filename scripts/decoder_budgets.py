@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from attnlab.testing import ROOT
+from attnlab.testing import app_test
 
 PAGE = "views/decoder.py"
 
@@ -39,12 +39,10 @@ def summary(times: list[float]) -> dict[str, float]:
 
 def rerun_ms(model: str, n_symbols: int, reruns: int, change: str) -> dict[str, float]:
     """Time `reruns` reruns of the page at n_symbols, each after one change of the kind named."""
-    from streamlit.testing.v1 import AppTest
-
     from attnlab.ui.decoder import MODELS, decoder, head_name
 
     vocab = tuple(decoder(model).vocab)
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at = app_test(120)
     at.run()
     at.query_params.update(model=model, seq=sequence(vocab, n_symbols, 0))
     at.switch_page(PAGE).run()

@@ -25,7 +25,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from attnlab.testing import BROWSER_ARGS, ROOT, cpu_seconds, open_app, rerun, serve_app
+from attnlab.testing import BROWSER_ARGS, ROOT, app_test, cpu_seconds, open_app, rerun, serve_app
 
 LARGE_TEXT = "+".join(f"w{i}" for i in range(64))
 NEURON_SETTINGS = "Playground settings (text, sizes, seed, mask)"  # the expander the Neuron view's controls sit in
@@ -106,11 +106,9 @@ def changes_cost(case: Case, tab, pid: int, changes: int, received: list[int]) -
 
 def apptest_cost(case: Case, changes: int) -> dict:
     """The same change timed by AppTest in this process: wall and CPU ms of at.run()."""
-    from streamlit.testing.v1 import AppTest
-
     query = dict(pair.split("=", 1) for pair in case.path.split("?", 1)[1].split("&"))
     query = {k: v.replace("+", " ") for k, v in query.items()}
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at = app_test(120)
     at.query_params.update(query)
     at.run()
     page = case.path.split("?")[0].strip("/")

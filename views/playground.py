@@ -3,7 +3,7 @@
 import streamlit as st
 
 from attnlab.pipeline import LabResult
-from attnlab.ui import lab, pages, present, stages, whatif
+from attnlab.ui import first_screen, lab, pages, present, stages, whatif
 from attnlab.ui.i18n import t
 from attnlab.ui.widgets import token_chips
 
@@ -46,10 +46,12 @@ def main() -> None:
         result.tokens, result.x, result.steps, shown, lab.LAB["causal"], query, positions=lab.LAB["pe"]
     )
     change = whatif.picker()
+    upto = first_screen.upto()
     if change == "none":
-        stages.render(view)
+        stages.render(view, upto=upto)
     else:
-        whatif.render(lab.config(), change, view)
+        whatif.render(lab.config(), change, view, upto=upto)
+    first_screen.ask_for_the_rest(upto, len(stages.STAGES))
     with above:
         lab.check_panel(result)
         lab.weights_editor(result)

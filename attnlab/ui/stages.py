@@ -339,9 +339,9 @@ def draw(index: int, spec: Stage, view: StageView, key: str) -> None:
     chart(spec.figure(view), key)
 
 
-def render(view: StageView, key: str = "st") -> None:
-    """Every stage in order; after the softmax, the stable softmax's shifted scores on request."""
-    for index, spec in enumerate(STAGES, start=1):
+def render(view: StageView, key: str = "st", upto: int | None = None) -> None:
+    """Every stage in order (or the first `upto`); after the softmax, the stable softmax's shifted scores on request."""
+    for index, spec in enumerate(STAGES[:upto], start=1):
         draw(index, spec, view, f"{key}.{spec.key}")
         if spec.key == "softmax" and st.toggle(t("stages.show_stable"), key=f"{key}.show_stable"):
             chart(STABLE.figure(view), f"{key}.stable")

@@ -72,10 +72,10 @@ def draw_pair(index: int, pair: StageDiff, what: WhatIf, view: StageView) -> Non
     st.caption(" · ".join(notes))
 
 
-def render(config: LabConfig, kind: str, view: StageView) -> None:
-    """Every stage of the state and of the state with the change."""
+def render(config: LabConfig, kind: str, view: StageView, upto: int | None = None) -> None:
+    """Every stage of the state and of the state with the change (the first `upto` only)."""
     if kind == "reset_edits" and not config.edits:
         st.info(t("present.whatif.no_edits"), icon=":material/info:")
     what = compare(config, Change(kind))
-    for index, pair in enumerate(what.stages, start=1):
+    for index, pair in enumerate(what.stages[:upto], start=1):
         draw_pair(index, pair, what, view)

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from attnlab.testing import app_test
 from attnlab.ui.i18n import catalog
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -14,12 +15,12 @@ PLAYGROUND = "views/playground.py"
 
 
 def open_page(page: str = PLAYGROUND, timeout: float = 60, **query: str) -> AppTest:
-    """The app as a visitor of `/<page>?<query>` gets it, after its first run.
+    """The app as a visitor of `/<page>?<query>` gets it, after its first run (its browser has drawn a chart).
 
     The router's first run (on the Playground) takes the language and the shared Playground
     state from the query; the page then starts with exactly the link's own parameters.
     """
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=timeout)
+    at = app_test(timeout)
     at.query_params.update(query)
     at.run()
     if page == PLAYGROUND:

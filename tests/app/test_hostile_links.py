@@ -9,12 +9,12 @@ from __future__ import annotations
 import re
 
 import pytest
-from streamlit.testing.v1 import AppTest
 
 from attnlab.params import Invalid
+from attnlab.testing import app_test
 from attnlab.ui.pages import PAGES
 from attnlab.ui.state import SCOPES
-from tests.app.conftest import ROOT, assert_clean, open_page
+from tests.app.conftest import assert_clean, open_page
 
 HOSTILE = {
     "empty": "",
@@ -36,7 +36,7 @@ ESCAPED = re.compile(r"\\[^\w\s]")  # \< \[ \*: CommonMark shows the character i
 
 def scopes_read(spec) -> list[str]:
     """The page states (scopes) a page loads itself, learned from one plain visit after forgetting the router's."""
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()
+    at = app_test(60).run()
     for key in [k for k in at.session_state if k.startswith("_loaded.")]:
         del at.session_state[key]
     at.switch_page(spec.path).run()

@@ -9,8 +9,9 @@ from streamlit.testing.v1 import AppTest
 
 from attnlab.anatomy.heads import multi_head_with_torch
 from attnlab.pipeline import LabConfig, run_lab
+from attnlab.testing import app_test
 
-from .conftest import ROOT, assert_clean, open_page, texts
+from .conftest import assert_clean, open_page, texts
 
 PAGE = "views/multihead.py"
 
@@ -87,7 +88,7 @@ def test_widgets_resplit_enlarge_and_dropout():
 
 
 def test_reflects_the_playground_after_navigation():
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at = app_test(60)
     at.query_params["text"] = "hello big world"
     at.query_params["d_model"] = "4"
     at.run()

@@ -6,8 +6,9 @@ from streamlit.testing.v1 import AppTest
 
 from attnlab.anatomy.neuron import neuron
 from attnlab.pipeline import LabConfig, run_lab
+from attnlab.testing import app_test
 
-from .conftest import ROOT, assert_clean, open_page, texts
+from .conftest import assert_clean, open_page, texts
 
 PAGE = "views/neuron.py"
 
@@ -59,7 +60,7 @@ def test_bad_url_values_are_named(lang):
 
 
 def test_from_the_playground_chip_to_the_neuron_view():
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at = app_test(60)
     at.run()
     assert not [link for link in at.get("page_link")]  # no token chosen yet, no link
     at.pills(key="lab.query").set_value(4)

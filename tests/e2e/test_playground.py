@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from attnlab.ui.first_screen import FIRST_SCREEN
+from attnlab.ui.stages import STAGES
 from tests.e2e.conftest import chart_count, chart_text, open_app, rerun, settle
 
 pytestmark = pytest.mark.e2e
@@ -15,6 +17,26 @@ def test_page_draws_every_stage_and_the_check(page, server):
     assert page.get_by_test_id("stAlertContentSuccess").get_by_text("Matches PyTorch").is_visible()
     assert page.locator('[data-testid="stException"]').count() == 0
     assert "−∞" in chart_text(page, 6)  # the mask stage draws blocked cells as −∞
+
+
+# Counts the stage charts on the page when the first one is drawn (before any reply to the browser's signal).
+CHARTS_AT_FIRST_DRAW = """
+new MutationObserver((_, observer) => {
+  if (document.querySelector('[data-testid="stPlotlyChart"] .main-svg')) {
+    window.chartsAtFirstDraw = document.querySelectorAll('[data-testid="stPlotlyChart"]').length;
+    observer.disconnect();
+  }
+}).observe(document, { childList: true, subtree: true });
+"""
+
+
+def test_a_new_visitor_gets_the_first_stages_drawn_first_and_the_rest_without_asking(page, server):
+    page.add_init_script(CHARTS_AT_FIRST_DRAW)
+    open_app(page, server, "/?text=I+like+you")
+    assert page.evaluate("window.chartsAtFirstDraw") == FIRST_SCREEN
+    assert chart_count(page) == len(STAGES)  # the page asked for the rest itself
+    assert page.locator("[data-attnlab-pending]").count() == 0
+    assert page.get_by_text("follow as soon as your browser").count() == 0
 
 
 def test_the_first_screen_loads_no_data_grid_or_code_highlighter_and_the_share_box_opens(page, server):
