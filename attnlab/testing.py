@@ -146,14 +146,15 @@ def open_app(tab, server: str, path: str = "/") -> None:
     settle(tab)
 
 
-def app_test(timeout: float = 60):
-    """The app in Streamlit's AppTest as a session whose browser has drawn a chart: AppTest has no browser to say so."""
+def app_test(timeout: float = 60, drawn: bool = True):
+    """The app in AppTest; `drawn`: as a session whose browser has drawn a chart (AppTest has no browser to say so)."""
     from streamlit.testing.v1 import AppTest
 
     from attnlab.ui.first_screen import DRAWN
 
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=timeout)
-    at.session_state[DRAWN] = True
+    if drawn:
+        at.session_state[DRAWN] = True
     return at
 
 

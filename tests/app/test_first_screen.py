@@ -11,16 +11,17 @@ import json
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from attnlab.testing import app_test
 from attnlab.ui.first_screen import DRAWN, FIRST_SCREEN, PENDING
 from attnlab.ui.i18n import catalog
 from attnlab.ui.stages import STAGES
 from tests.app.charts import figures
-from tests.app.conftest import ROOT, assert_clean
+from tests.app.conftest import assert_clean
 
 
 def first_visit(**query: str) -> AppTest:
     """A new session's first run: its browser has not drawn anything yet."""
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at = app_test(drawn=False)
     at.query_params.update(query)
     return at.run()
 

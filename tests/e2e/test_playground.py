@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from attnlab.ui.first_screen import FIRST_SCREEN
+from attnlab.ui.first_screen import FIRST_SCREEN, PENDING
 from attnlab.ui.stages import STAGES
 from tests.e2e.conftest import chart_count, chart_text, open_app, rerun, settle
 
@@ -35,7 +35,7 @@ def test_a_new_visitor_gets_the_first_stages_drawn_first_and_the_rest_without_as
     open_app(page, server, "/?text=I+like+you")
     assert page.evaluate("window.chartsAtFirstDraw") == FIRST_SCREEN
     assert chart_count(page) == len(STAGES)  # the page asked for the rest itself
-    assert page.locator("[data-attnlab-pending]").count() == 0
+    assert page.locator(f"[{PENDING}]").count() == 0
     assert page.get_by_text("follow as soon as your browser").count() == 0
 
 
