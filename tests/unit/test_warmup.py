@@ -1,0 +1,69 @@
+"""The server's warm-up: it imports what the default page needs, on idle CPU, touching no other thread's priority."""
+
+from __future__ import annotations
+
+import ast
+import os
+import subprocess
+import sys
+import threading
+
+import pytest
+
+from attnlab.pipeline import LabConfig
+from attnlab.testing import ROOT
+from attnlab.ui import warmup
+
+linux_only = pytest.mark.skipif(not hasattr(os, "SCHED_IDLE"), reason="SCHED_IDLE is Linux's")
+
+
+@linux_only
+def test_idle_priority_applies_to_the_calling_thread_only():
+    seen: dict[str, object] = {}
+
+    def probe() -> None:
+        seen["applied"] = warmup.idle_priority()
+        seen["policy"] = os.sched_getscheduler(0)
+
+    thread = threading.Thread(target=probe)
+    thread.start()
+    thread.join()
+    assert seen == {"applied": True, "policy": os.SCHED_IDLE}
+    assert os.sched_getscheduler(0) != os.SCHED_IDLE  # the thread that started it (a session's, say) is untouched
+
+
+@linux_only
+def test_the_warm_up_imports_the_first_page_and_runs_its_pipeline_at_idle_priority(monkeypatch):
+    done: list[tuple[object, int]] = []
+    monkeypatch.setattr(warmup.importlib, "import_module", lambda name: done.append((name, os.sched_getscheduler(0))))
+    monkeypatch.setattr("attnlab.pipeline.run_lab", lambda config: done.append((config, os.sched_getscheduler(0))))
+    thread = warmup.start()
+    thread.join(timeout=60)
+    assert not thread.is_alive() and thread.daemon  # a server that stops is never held up by it
+    assert [what for what, _ in done] == [*warmup.MODULES, LabConfig()]
+    assert {policy for _, policy in done} == {os.SCHED_IDLE}
+
+
+def page_imports(path: str) -> list[str]:
+    """The attnlab modules a page's file imports at its top."""
+    names = []
+    for node in ast.parse((ROOT / path).read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("attnlab"):
+            names += [f"{node.module}.{a.name}" if node.module == "attnlab.ui" else node.module for a in node.names]
+    return names
+
+
+def test_after_the_warm_up_the_default_page_imports_nothing_heavy():
+    """What the Playground and the router import that the warm-up did not must be attnlab's own light modules."""
+    wanted = page_imports("views/playground.py")
+    code = (
+        "import importlib, sys\n"
+        "from attnlab.ui import warmup\n"
+        "warmup.warm()\n"
+        "before = set(sys.modules)\n"
+        f"for name in {wanted!r}: importlib.import_module(name)\n"
+        "print(sorted(set(sys.modules) - before))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    new = ast.literal_eval(out.stdout.strip().splitlines()[-1])
+    assert "torch" not in wanted and [m for m in new if not m.startswith("attnlab.")] == [], new
