@@ -2,7 +2,8 @@
 
 `streamlit run app.py` finds the `st.App` below and serves this same file as the script of every session,
 so a session runs `route()`. While the first browser is still loading the frontend, the server imports the
-first page's modules (torch first among them) on otherwise idle CPU (`attnlab.ui.warmup`).
+first page's modules (torch first among them) on otherwise idle CPU (`attnlab.ui.warmup`), and a session's
+first run opens by asking its browser to load the chart library (`attnlab.ui.preload`).
 """
 
 from collections.abc import AsyncIterator
@@ -12,11 +13,14 @@ import streamlit as st
 
 
 def route() -> None:
-    """One script run: page config, the app's settings, the page the URL names, the share link."""
+    """One script run: page config, the chart library's preload, the app's settings, the page, the share link."""
+    from attnlab.ui import preload
+
+    st.set_page_config(page_title="attnlab", page_icon=":material/center_focus_strong:", layout="wide")
+    preload.charts()  # before anything that may wait for torch
     from attnlab.ui import pages
     from attnlab.ui.shell import about, settings, share_link
 
-    st.set_page_config(page_title="attnlab", page_icon=":material/center_focus_strong:", layout="wide")
     settings()
     page = pages.navigation()
     about()

@@ -1,4 +1,4 @@
-"""The first screen first: a session's first runs send the Playground's first stages, the rest once a chart is drawn.
+"""The first screen first: the chart library's preload, then the Playground's first stages, the rest once one is drawn.
 
 AppTest has no browser, so the browser's word (the page script's trigger, whose callback sets `DRAWN`) is
 given here by setting the same session flag; tests/e2e/test_playground.py watches a real browser do it.
@@ -14,6 +14,7 @@ from streamlit.testing.v1 import AppTest
 from attnlab.testing import app_test
 from attnlab.ui.first_screen import DRAWN, FIRST_SCREEN, PENDING
 from attnlab.ui.i18n import catalog
+from attnlab.ui.preload import plotly_module
 from attnlab.ui.stages import STAGES
 from tests.app.charts import figures
 from tests.app.conftest import assert_clean
@@ -72,3 +73,12 @@ def test_a_comparison_sends_its_first_stage_pairs_first():
     every = figures(at)
     assert 0 < len(first) < len(every) and every[: len(first)] == first
     assert not coming(at, "en")
+
+
+def test_every_run_opens_with_the_preload_before_any_other_element():
+    at = app_test(drawn=False).run()
+    for _ in range(2):  # the first run and a rerun: the element stays, so nothing below it moves
+        first = at.main[0]
+        assert first.type == "html" and first.proto.unsafe_allow_javascript
+        assert plotly_module() in first.proto.body
+        at.run()

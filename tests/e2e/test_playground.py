@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from attnlab.ui.first_screen import FIRST_SCREEN, PENDING
+from attnlab.ui.preload import plotly_module
 from attnlab.ui.stages import STAGES
 from tests.e2e.conftest import chart_count, chart_text, open_app, rerun, settle
 
@@ -37,6 +38,19 @@ def test_a_new_visitor_gets_the_first_stages_drawn_first_and_the_rest_without_as
     assert chart_count(page) == len(STAGES)  # the page asked for the rest itself
     assert page.locator(f"[{PENDING}]").count() == 0
     assert page.get_by_text("follow as soon as your browser").count() == 0
+
+
+def test_the_browser_loads_the_chart_library_before_any_chart_and_only_once(page, server):
+    module = plotly_module()
+    fetched: list[str] = []
+    page.on("request", lambda r: fetched.append(r.url.rsplit("/", 1)[-1]))
+    open_app(page, server, "/lessons")  # a page that draws no chart at all
+    assert chart_count(page) == 0
+    loaded = "m => performance.getEntriesByType('resource').some(r => r.name.endsWith('/' + m) && r.responseEnd > 0)"
+    page.wait_for_function(loaded, arg=module, timeout=30_000)
+    fetched.clear()
+    open_app(page, server, "/?text=I+like+you")
+    assert chart_count(page) == len(STAGES) and fetched.count(module) == 1  # the preload and the charts share it
 
 
 def test_the_first_screen_loads_no_data_grid_or_code_highlighter_and_the_share_box_opens(page, server):

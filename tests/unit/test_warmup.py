@@ -55,7 +55,7 @@ def page_imports(path: str) -> list[str]:
 
 def test_after_the_warm_up_the_default_page_imports_nothing_heavy():
     """What the Playground and the router import that the warm-up did not must be attnlab's own light modules."""
-    wanted = page_imports("views/playground.py")
+    wanted = ["attnlab.ui.preload", *page_imports("views/playground.py")]
     code = (
         "import importlib, sys\n"
         "from attnlab.ui import warmup\n"
