@@ -2,8 +2,8 @@
 
 `streamlit run app.py` finds the `st.App` below and serves this same file as the script of every session,
 so a session runs `route()`. While the first browser is still loading the frontend, the server imports the
-first page's modules (torch first among them) on otherwise idle CPU (`attnlab.ui.warmup`), and a session's
-first run opens by asking its browser to load the chart library (`attnlab.ui.preload`).
+first page's modules (torch first among them) on otherwise idle CPU (`attnlab.ui.warmup`), and every run
+opens by asking the browser to load the chart library (`attnlab.ui.preload`).
 """
 
 from collections.abc import AsyncIterator
