@@ -2,8 +2,8 @@
 
 `streamlit run app.py` finds the `st.App` below and serves this same file as the script of every session,
 so a session runs `route()`. While the first browser is still loading the frontend, the server imports the
-first page's modules (torch first among them) on otherwise idle CPU (`attnlab.ui.warmup`), and every run
-opens by asking the browser to load the chart library (`attnlab.ui.preload`).
+first page's modules (torch first among them) on otherwise idle CPU (`attnlab.ui.app.warmup`), and every run
+opens by asking the browser to load the chart library (`attnlab.ui.app.preload`).
 """
 
 from collections.abc import AsyncIterator
@@ -14,12 +14,12 @@ import streamlit as st
 
 def route() -> None:
     """One script run: page config, the chart library's preload, the app's settings, the page, the share link."""
-    from attnlab.ui import preload
+    from attnlab.ui.app import preload
 
     st.set_page_config(page_title="attnlab", page_icon=":material/center_focus_strong:", layout="wide")
     preload.charts()  # before anything that may wait for torch
-    from attnlab.ui import pages
-    from attnlab.ui.shell import about, settings, share_link
+    from attnlab.ui.app import registry as pages
+    from attnlab.ui.app.shell import about, settings, share_link
 
     settings()
     page = pages.navigation()
@@ -30,8 +30,8 @@ def route() -> None:
 
 @asynccontextmanager
 async def warm_in_background(_app: st.App) -> AsyncIterator[None]:
-    """Warm the first page's imports beside the server (`attnlab.ui.warmup`)."""
-    from attnlab.ui import warmup
+    """Warm the first page's imports beside the server (`attnlab.ui.app.warmup`)."""
+    from attnlab.ui.app import warmup
 
     warmup.start()
     yield

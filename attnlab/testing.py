@@ -150,7 +150,7 @@ def app_test(timeout: float = 60, drawn: bool = True):
     """The app in AppTest; `drawn`: as a session whose browser has drawn a chart (AppTest has no browser to say so)."""
     from streamlit.testing.v1 import AppTest
 
-    from attnlab.ui.first_screen import DRAWN
+    from attnlab.ui.app.first_screen import DRAWN
 
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=timeout)
     if drawn:

@@ -25,7 +25,7 @@ PAGE = "views/decoder.py"
 
 def sequence(vocab: tuple[str, ...], n: int, seed: int) -> str:
     """n symbols repeating with a period drawn from the seed."""
-    from attnlab.ui.decoder_numbers import random_repeating
+    from attnlab.ui.pages.decoder.numbers import random_repeating
 
     period = int(np.random.default_rng(seed).integers(4, 13))
     return " ".join(random_repeating(vocab, period, n, seed))
@@ -39,7 +39,7 @@ def summary(times: list[float]) -> dict[str, float]:
 
 def rerun_ms(model: str, n_symbols: int, reruns: int, change: str) -> dict[str, float]:
     """Time `reruns` reruns of the page at n_symbols, each after one change of the kind named."""
-    from attnlab.ui.decoder import MODELS, decoder, head_name
+    from attnlab.ui.pages.decoder.sections import MODELS, decoder, head_name
 
     vocab = tuple(decoder(model).vocab)
     at = app_test(120)

@@ -113,7 +113,7 @@ def apptest_cost(case: Case, changes: int) -> dict:
     at.run()
     page = case.path.split("?")[0].strip("/")
     if page:
-        from attnlab.ui.pages import PAGES
+        from attnlab.ui.app.registry import PAGES
 
         at.switch_page(next(s.path for s in PAGES if s.url_path == page)).run()
     wall, cpu = [], []

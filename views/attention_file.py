@@ -2,8 +2,10 @@
 
 import streamlit as st
 
-from attnlab.ui import attnfile, attnfile_views, state
-from attnlab.ui.i18n import t
+from attnlab.ui.app import state
+from attnlab.ui.app.i18n import t
+from attnlab.ui.pages.attention_file import sections as attnfile_views
+from attnlab.ui.pages.attention_file import source as attnfile
 
 
 def main() -> None:

@@ -3,11 +3,12 @@
 import numpy as np
 import streamlit as st
 
-from attnlab.ui import decoder as dec
-from attnlab.ui import decoder_yours, state
-from attnlab.ui.decoder_numbers import predictions
-from attnlab.ui.i18n import t
-from attnlab.ui.widgets import segmented, text_input
+from attnlab.ui.app import state
+from attnlab.ui.app.i18n import t
+from attnlab.ui.app.widgets import segmented, text_input
+from attnlab.ui.pages.decoder import sections as dec
+from attnlab.ui.pages.decoder import yours as decoder_yours
+from attnlab.ui.pages.decoder.numbers import predictions
 
 
 def main() -> None:

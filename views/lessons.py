@@ -2,8 +2,9 @@
 
 import streamlit as st
 
-from attnlab.ui import pages, state
-from attnlab.ui.i18n import t
+from attnlab.ui.app import registry as pages
+from attnlab.ui.app import state
+from attnlab.ui.app.i18n import t
 
 
 def lesson_card(n: int, spec: pages.PageSpec) -> None:

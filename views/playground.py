@@ -3,9 +3,12 @@
 import streamlit as st
 
 from attnlab.pipeline import LabResult
-from attnlab.ui import first_screen, lab, pages, present, stages, whatif
-from attnlab.ui.i18n import t
-from attnlab.ui.widgets import token_chips
+from attnlab.ui.app import first_screen
+from attnlab.ui.app import registry as pages
+from attnlab.ui.app.i18n import t
+from attnlab.ui.app.widgets import token_chips
+from attnlab.ui.pages.playground import editor, whatif
+from attnlab.ui.parts import lab, pack, stages
 
 
 def pick_token(result: LabResult) -> int | None:
@@ -23,7 +26,7 @@ def classroom(result: LabResult) -> None:
     with left:
         whatif.present_link()
     with right.expander(t("present.ui.pack"), icon=":material/download:"):
-        present.pack_downloads(lab.config(), result)
+        pack.pack_downloads(lab.config(), result)
 
 
 def main() -> None:
@@ -53,8 +56,8 @@ def main() -> None:
         whatif.render(lab.config(), change, view, upto=upto)
     first_screen.ask_for_the_rest(upto, len(stages.STAGES))
     with above:
-        lab.check_panel(result)
-        lab.weights_editor(result)
+        editor.check_panel(result)
+        editor.weights_editor(result)
         classroom(result)
 
 

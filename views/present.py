@@ -2,8 +2,9 @@
 
 import streamlit as st
 
-from attnlab.ui import lab, present, stages
-from attnlab.ui.i18n import t
+from attnlab.ui.app.i18n import t
+from attnlab.ui.pages.present import presenter as present
+from attnlab.ui.parts import lab, stages
 
 
 def main() -> None:

@@ -2,9 +2,11 @@
 
 import streamlit as st
 
-from attnlab.ui import real, real_qk, state
-from attnlab.ui.i18n import t
-from attnlab.ui.widgets import text_input
+from attnlab.ui.app import state
+from attnlab.ui.app.i18n import t
+from attnlab.ui.app.widgets import text_input
+from attnlab.ui.pages.real_model import qk as real_qk
+from attnlab.ui.pages.real_model import real
 
 
 def main() -> None:

@@ -8,7 +8,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from attnlab.testing import app_test
-from attnlab.ui.i18n import catalog
+from attnlab.ui.app.i18n import catalog
 
 ROOT = Path(__file__).resolve().parents[2]
 PLAYGROUND = "views/playground.py"

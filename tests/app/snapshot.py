@@ -17,7 +17,7 @@ from google.protobuf.json_format import MessageToDict
 from streamlit.testing.v1 import AppTest
 
 from attnlab.lessons import cost
-from attnlab.ui.state import SCOPES
+from attnlab.ui.app.state import SCOPES
 from tests.app.conftest import assert_clean, open_page
 
 Visit = tuple[str, dict[str, str]]  # (page script, query)

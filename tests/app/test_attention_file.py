@@ -14,8 +14,8 @@ import torch
 from attnlab import attnfile
 from attnlab.attnexamples import EXAMPLES
 from attnlab.qkmap import agreement, qk_map
-from attnlab.ui.attnfile import VIEWS
-from attnlab.ui.i18n import catalog
+from attnlab.ui.app.i18n import catalog
+from attnlab.ui.pages.attention_file.source import VIEWS
 from tests.app.charts import figures, heatmap_values
 from tests.app.conftest import assert_clean, open_page, texts
 

@@ -10,7 +10,7 @@ from streamlit.testing.v1 import AppTest
 
 import attnlab.bench.results as recorded
 from attnlab.bench import MEMORY_CAP_BYTES, estimated_peak_bytes, format_bytes
-from attnlab.ui.i18n import catalog
+from attnlab.ui.app.i18n import catalog
 from tests.app.charts import _decode, figures
 from tests.app.conftest import assert_clean, open_page, texts
 

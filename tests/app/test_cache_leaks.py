@@ -14,7 +14,7 @@ import sys
 
 import pytest
 
-from attnlab.ui.pages import PAGES
+from attnlab.ui.app.registry import PAGES
 from tests.app.conftest import ROOT
 from tests.app.snapshot import VIEW, Visit, snapshot, steady_timings, views, visit
 

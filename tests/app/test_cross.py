@@ -8,7 +8,7 @@ from attnlab.anatomy.cross import CrossConfig, run_cross
 
 from .conftest import assert_clean, open_page, texts
 
-PAGE = "views/cross_attention.py"
+PAGE = "views/cross.py"
 
 
 def visit(**query: str) -> AppTest:

@@ -9,10 +9,10 @@ import pytest
 
 from attnlab import trained
 from attnlab.limits import INDUCTION_CLEAR
-from attnlab.ui import decoder as dec
-from attnlab.ui.decoder_live import RUNNER
-from attnlab.ui.decoder_numbers import mean_losses, predictions, strongest_induction
-from attnlab.ui.i18n import catalog
+from attnlab.ui.app.i18n import catalog
+from attnlab.ui.pages.decoder import sections as dec
+from attnlab.ui.pages.decoder.live import RUNNER
+from attnlab.ui.pages.decoder.numbers import mean_losses, predictions, strongest_induction
 from tests.app.charts import blocked_cells, heatmap_values
 from tests.app.conftest import assert_clean, metric, open_page, texts
 
@@ -42,7 +42,7 @@ def test_the_page_draws_every_layer_the_curves_and_a_heads_stages(model, lang):
 
 @pytest.mark.parametrize(("layer", "head"), [(0, 2), (1, 0)])
 def test_an_opened_head_runs_through_the_playgrounds_eleven_stages_with_the_decoders_numbers(layer, head, lang):
-    from attnlab.ui.stages import STAGES
+    from attnlab.ui.parts.stages import STAGES
 
     at = open_page(PAGE, lang=lang, model="2l", seq=SEQ)
     at.session_state["decoder.stages_open"] = True

@@ -12,10 +12,10 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from attnlab.testing import app_test
-from attnlab.ui.first_screen import DRAWN, FIRST_SCREEN, PENDING
-from attnlab.ui.i18n import catalog
-from attnlab.ui.preload import plotly_module
-from attnlab.ui.stages import STAGES
+from attnlab.ui.app.first_screen import DRAWN, FIRST_SCREEN, PENDING
+from attnlab.ui.app.i18n import catalog
+from attnlab.ui.app.preload import plotly_module
+from attnlab.ui.parts.stages import STAGES
 from tests.app.charts import figures
 from tests.app.conftest import assert_clean
 

@@ -12,8 +12,8 @@ import pytest
 
 from attnlab.params import Invalid
 from attnlab.testing import app_test
-from attnlab.ui.pages import PAGES
-from attnlab.ui.state import SCOPES
+from attnlab.ui.app.registry import PAGES
+from attnlab.ui.app.state import SCOPES
 from tests.app.conftest import assert_clean, open_page
 
 HOSTILE = {

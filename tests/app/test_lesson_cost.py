@@ -7,7 +7,7 @@ import json
 import pytest
 
 from attnlab.lessons import cost
-from attnlab.ui.i18n import catalog
+from attnlab.ui.app.i18n import catalog
 from tests.app.charts import figures
 from tests.app.conftest import assert_clean, metric, open_page, texts
 
@@ -20,7 +20,7 @@ def gpu_dir(tmp_path, monkeypatch):
 
 
 def test_cost_live_slopes_and_no_invented_gpu_numbers(lang, gpu_dir):
-    at = open_page("views/lesson_cost.py", lang=lang)
+    at = open_page("views/cost.py", lang=lang)
     assert_clean(at)
     lens = cost.seq_lens(128, 2048)
     assert [int(x) for x in at.dataframe[0].value.iloc[:, 0]] == lens
@@ -35,7 +35,7 @@ def test_cost_live_slopes_and_no_invented_gpu_numbers(lang, gpu_dir):
 
 
 def test_cost_widgets_and_shared_url(gpu_dir):
-    at = open_page("views/lesson_cost.py", lang="en", t_min="2048", t_max="16", d="7", rnn_t="40", rnn_d="64")
+    at = open_page("views/cost.py", lang="en", t_min="2048", t_max="16", d="7", rnn_t="40", rnn_d="64")
     assert_clean(at)
     assert len(texts(at, "warning")) == 1 and "d=7" in texts(at, "warning")[0]
     assert catalog("en")["lesson_cost.swapped"] in texts(at, "info")
@@ -76,7 +76,7 @@ def test_cost_shows_recorded_gpu_results_with_their_label(gpu_dir):
     doc = {"env": {"torch": "9.9", "device_name": "Fixture GPU", "date": "2000-01-01"}, "results": rows}
     (gpu_dir / "fixture.json").write_text(json.dumps(doc))
     (gpu_dir / "broken.json").write_text("{not json")
-    at = open_page("views/lesson_cost.py", lang="en")
+    at = open_page("views/cost.py", lang="en")
     assert_clean(at)
     assert catalog("en")["lesson_cost.gpu_skipped"] in texts(at, "warning")
     assert any("`broken.json:" in c for c in texts(at, "caption"))  # which file and why, verbatim

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from attnlab.lessons import dictionary, masking, positions, scaling
-from attnlab.ui.i18n import catalog
-from attnlab.ui.pages import COURSE
+from attnlab.ui.app.i18n import catalog
+from attnlab.ui.app.registry import COURSE
 from tests.app.charts import _decode, figures
 from tests.app.conftest import assert_clean, metric, open_page, texts
 
@@ -38,7 +38,7 @@ def test_overview_orders_the_lessons_as_a_course(lang):
 
 
 def test_dictionary_defaults_compute_10_and_8(lang):
-    at = open_page("views/lesson_dictionary.py", lang=lang)
+    at = open_page("views/soft_dictionary.py", lang=lang)
     assert_clean(at)
     assert not texts(at, "warning")
     assert metric(at, lang, "lesson_dictionary.hard_found", word="apple") == "10"
@@ -52,7 +52,7 @@ def test_dictionary_defaults_compute_10_and_8(lang):
 
 
 def test_dictionary_widgets_change_every_number():
-    at = open_page("views/lesson_dictionary.py", lang="en")
+    at = open_page("views/soft_dictionary.py", lang="en")
     at.text_input(key="ldict.word").set_value("fruit")
     at.number_input(key="ldict.w_chair").set_value(0.5)
     at.number_input(key="ldict.v_banana").set_value(7.0)
@@ -68,7 +68,7 @@ def test_dictionary_widgets_change_every_number():
 
 def test_dictionary_shared_url_reproduces_the_lookup():
     at = open_page(
-        "views/lesson_dictionary.py",
+        "views/soft_dictionary.py",
         lang="zh",
         w_apple="0.2",
         w_banana="0.8",
@@ -87,7 +87,7 @@ def test_dictionary_shared_url_reproduces_the_lookup():
 
 def test_dictionary_bad_url_and_typed_vectors_are_named_and_kept():
     at = open_page(
-        "views/lesson_dictionary.py", lang="en", w_apple="7", v_apple="abc", k_chair="1, <b>x</b>", q="1, 2, 3"
+        "views/soft_dictionary.py", lang="en", w_apple="7", v_apple="abc", k_chair="1, <b>x</b>", q="1, 2, 3"
     )
     assert_clean(at)
     warnings = " ".join(texts(at, "warning"))
@@ -102,7 +102,7 @@ def test_dictionary_bad_url_and_typed_vectors_are_named_and_kept():
 
 
 def test_scaling_variance_is_d_k_within_sampling_error(lang):
-    at = open_page("views/lesson_scaling.py", lang=lang)
+    at = open_page("views/scaling.py", lang=lang)
     assert_clean(at)
     assert not texts(at, "warning")
     curve = scaling.variance_curve(scaling.dk_grid(64), 4000, 0)
@@ -117,7 +117,7 @@ def test_scaling_variance_is_d_k_within_sampling_error(lang):
 
 
 def test_scaling_unscaled_saturates_then_the_toggle_spreads_it():
-    at = open_page("views/lesson_scaling.py", lang="en", dk="512", scaled="false", keys="16", seed="3")
+    at = open_page("views/scaling.py", lang="en", dk="512", scaled="false", keys="16", seed="3")
     assert_clean(at)
     raw = scaling.one_query(512, 16, False, 3)
     assert float(metric(at, "en", "lesson_scaling.one_max")) == pytest.approx(raw.weights.max(), abs=1e-4)
@@ -130,7 +130,7 @@ def test_scaling_unscaled_saturates_then_the_toggle_spreads_it():
 
 
 def test_scaling_bad_url_is_clamped_and_said(lang):
-    at = open_page("views/lesson_scaling.py", lang=lang, dk="100000", keys="two")
+    at = open_page("views/scaling.py", lang=lang, dk="100000", keys="two")
     assert_clean(at)
     warnings = texts(at, "warning")
     assert len(warnings) == 2 and "dk=100000" in warnings[0] and "512" in warnings[0]
@@ -141,7 +141,7 @@ def test_scaling_bad_url_is_clamped_and_said(lang):
 
 
 def test_positions_equivariance_holds_without_pe_and_breaks_with_it(lang):
-    at = open_page("views/lesson_positions.py", lang=lang)
+    at = open_page("views/positions.py", lang=lang)
     assert_clean(at)
     tokens = "the dog chased a cat".split()
     order = positions.permutation("reverse", 5)
@@ -159,7 +159,7 @@ def test_positions_equivariance_holds_without_pe_and_breaks_with_it(lang):
 
 def test_positions_shared_url_with_pe_and_exact_sinusoids():
     at = open_page(
-        "views/lesson_positions.py",
+        "views/positions.py",
         lang="en",
         text="I like green tea",
         d_model="16",
@@ -186,7 +186,7 @@ def test_positions_shared_url_with_pe_and_exact_sinusoids():
 
 
 def test_positions_widgets_and_bad_input():
-    at = open_page("views/lesson_positions.py", lang="zh", d_model="1", perm="sideways")
+    at = open_page("views/positions.py", lang="zh", d_model="1", perm="sideways")
     assert_clean(at)
     assert len(texts(at, "warning")) == 2  # d_model clamped to 2, perm back to reverse
     at.selectbox(key="lpos.perm").set_value("swap")
@@ -207,7 +207,7 @@ def table_rows(at, index: int) -> list[list]:
 
 
 def test_masking_causal_rows_and_float16_refuses_minus_1e9(lang):
-    at = open_page("views/lesson_masking.py", lang=lang)
+    at = open_page("views/masking.py", lang=lang)
     assert_clean(at)
     cat = catalog(lang)
     tokens = ["<BOS>", "I", "like", "you", "<EOS>"]
@@ -232,7 +232,7 @@ def test_masking_causal_rows_and_float16_refuses_minus_1e9(lang):
 
 
 def test_masking_widgets_pick_a_combination():
-    at = open_page("views/lesson_masking.py", lang="en")
+    at = open_page("views/masking.py", lang="en")
     at.segmented_control(key="lmask.dtype").set_value("bfloat16")
     at.segmented_control(key="lmask.fill").set_value("-inf")
     at.run()
@@ -256,7 +256,7 @@ def test_masking_widgets_pick_a_combination():
 
 
 def test_masking_shared_url_and_bad_values():
-    at = open_page("views/lesson_masking.py", lang="zh", text="a b c", blank="first", dtype="float64", fill="-inf")
+    at = open_page("views/masking.py", lang="zh", text="a b c", blank="first", dtype="float64", fill="-inf")
     assert_clean(at)
     assert len(texts(at, "warning")) >= 1 and "dtype=float64" in texts(at, "warning")[0]
     assert metric(at, "zh", "lesson_masking.blank_naive") == "NaN"  # float16 (the fallback) with -inf

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from attnlab.ui.pages import PAGES
+from attnlab.ui.app.registry import PAGES
 from tests.app.conftest import assert_clean, open_page
 
 CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")  # a TAB where `\to` was meant, a stray escape

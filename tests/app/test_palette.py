@@ -6,7 +6,7 @@ import plotly.graph_objects as go
 import pytest
 
 from attnlab.figures.palette import COLOUR_BLIND, DEFAULT, TRANSPARENT, Palette
-from attnlab.ui.pages import PAGES
+from attnlab.ui.app.registry import PAGES
 from tests.app.charts import figures
 from tests.app.conftest import assert_clean, open_page
 

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from attnlab.pipeline import LabConfig, run_lab
-from attnlab.ui.i18n import catalog
-from attnlab.ui.text import code
+from attnlab.ui.app.i18n import catalog
+from attnlab.ui.app.text import code
 from tests.app.charts import blocked_cells, figures, heatmap_values
 from tests.app.conftest import assert_clean, open_page, texts
 
@@ -28,7 +28,7 @@ def test_default_page_renders_every_stage_and_passes_the_check(lang):
 
 def test_the_check_table_lists_every_heads_error_against_pytorch(lang):
     from attnlab.pipeline import check_against_torch
-    from attnlab.ui.text import md_escape
+    from attnlab.ui.app.text import md_escape
 
     at = open_page(lang=lang, heads="4", d_model="8")
     check = check_against_torch(run_lab(LabConfig(heads=4)), False)
@@ -263,7 +263,7 @@ def test_settings_and_edits_survive_a_trip_to_another_page():
     at = open_page(text="I like you", d_model="12", heads="3", seed="4")
     _edit(at, {0: {"d1": 0.5}})
     edited = heatmap_values(at, OUT)[0]
-    at.switch_page("views/lesson_scaling.py").run()
+    at.switch_page("views/scaling.py").run()
     assert_clean(at)
     at.switch_page("views/playground.py").run()
     assert_clean(at)
@@ -282,7 +282,7 @@ def test_the_sidebar_offers_the_link_to_this_exact_view_once_opened():
 
 
 def test_many_heads_are_shown_a_few_at_a_time_and_every_group_is_reachable():
-    from attnlab.ui.stages import head_groups, panels_per_view
+    from attnlab.ui.parts.stages import head_groups, panels_per_view
 
     text = " ".join(f"w{i}" for i in range(64))
     at = open_page(text=text, d_model="64", heads="64")

@@ -10,7 +10,7 @@ import torch
 
 from attnlab.classroom.steps import N_STEPS
 from attnlab.pipeline import LabConfig, run_lab
-from attnlab.ui.i18n import catalog
+from attnlab.ui.app.i18n import catalog
 from tests.app.conftest import assert_clean, open_page, texts
 
 PRESENT = "views/present.py"

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from attnlab.pretrained import ModelMissing, load_minilm
-from attnlab.ui import real
-from attnlab.ui.i18n import catalog
+from attnlab.ui.app.i18n import catalog
+from attnlab.ui.pages.real_model import real
 from tests.app.charts import heatmap_values
 from tests.app.conftest import assert_clean, open_page, texts
 

@@ -11,7 +11,7 @@ import pytest
 import torch
 from streamlit.testing.v1 import AppTest
 
-from attnlab.ui.i18n import catalog
+from attnlab.ui.app.i18n import catalog
 from tests.app.charts import _decode, figures
 from tests.app.conftest import assert_clean, open_page, texts
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from attnlab.ui.i18n import catalog
+from attnlab.ui.app.i18n import catalog
 from tests.app.charts import heatmap_values
 from tests.app.conftest import assert_clean, open_page, texts
 

@@ -11,7 +11,7 @@ import pytest
 
 from attnlab.export_html import pack_html
 from attnlab.pipeline import LabConfig, run_lab
-from attnlab.ui.i18n import catalog
+from attnlab.ui.app.i18n import catalog
 
 pytestmark = pytest.mark.e2e
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from attnlab.ui.first_screen import FIRST_SCREEN, PENDING
-from attnlab.ui.preload import plotly_module
-from attnlab.ui.stages import STAGES
+from attnlab.ui.app.first_screen import FIRST_SCREEN, PENDING
+from attnlab.ui.app.preload import plotly_module
+from attnlab.ui.parts.stages import STAGES
 from tests.e2e.conftest import chart_count, chart_text, open_app, rerun, settle
 
 pytestmark = pytest.mark.e2e

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from attnlab.ui.pages import PAGES
+from attnlab.ui.app.registry import PAGES
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "attnlab"

@@ -25,7 +25,7 @@ from attnlab.limits import (
     MAX_ATTN_UPLOAD_MB,
     MAX_ATTN_VALUES,
 )
-from attnlab.ui.i18n import LANGS, catalog
+from attnlab.ui.app.i18n import LANGS, catalog
 
 ST_DTYPES = {"F64": "<f8", "F32": "<f4", "F16": "<f2", "I32": "<i4"}
 

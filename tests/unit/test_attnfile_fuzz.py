@@ -27,7 +27,7 @@ from attnlab.limits import (
     TOL_ATTN_ROW_SUM,
     TOL_ATTN_WEIGHT,
 )
-from attnlab.ui.i18n import LANGS, catalog
+from attnlab.ui.app.i18n import LANGS, catalog
 
 FUZZ = settings(
     max_examples=150,

@@ -10,7 +10,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 SOURCES = sorted([*ROOT.joinpath("attnlab").rglob("*.py"), *ROOT.joinpath("views").glob("*.py"), ROOT / "app.py"])
 UNBOUNDED_OK = {  # caches whose keys come from a fixed, small set, never from user input
-    ("catalog", "attnlab/ui/i18n.py"),  # one entry per language
+    ("catalog", "attnlab/ui/app/i18n.py"),  # one entry per language
     ("expanded_scale", "attnlab/figures/prebuilt.py"),  # one entry per palette colour scale
 }
 

@@ -15,7 +15,7 @@ from attnlab.classroom.answers import (
     parse_shape,
     parse_token,
 )
-from attnlab.ui.i18n import LANGS, catalog
+from attnlab.ui.app.i18n import LANGS, catalog
 
 BRACKETS = [("", ""), ("(", ")"), ("[", "]"), ("（", "）"), ("【", "】"), ("{", "}")]
 DIM_SEPARATORS = [",", ", ", "，", "、", " ", "  ", "x", "X", "×", " × ", "*", ";", "；", "：", "\u3000"]

@@ -17,7 +17,7 @@ import torch
 from attnlab.classroom.pack import csv_zip_bytes, npz_bytes, stage_matrices
 from attnlab.export_html import pack_html
 from attnlab.pipeline import LabConfig, run_lab
-from attnlab.ui.i18n import catalog
+from attnlab.ui.app.i18n import catalog
 
 HOSTILE = "<img src=x onerror=alert(1)>"
 CONFIG = LabConfig(text=f"<BOS> 我 like you {HOSTILE} <EOS>", d_model=8, heads=2, causal=True, seed=5)

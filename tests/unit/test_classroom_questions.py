@@ -19,7 +19,7 @@ from attnlab.classroom.steps import N_STEPS
 from attnlab.multihead import MultiHeadWeights
 from attnlab.pipeline import LabConfig, run_lab
 from attnlab.tokens import input_matrix, tokenize
-from attnlab.ui.i18n import LANGS, catalog
+from attnlab.ui.app.i18n import LANGS, catalog
 
 TEXTS = [
     "<BOS> I like you <EOS>",

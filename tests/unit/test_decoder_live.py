@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 
-from attnlab.ui.decoder_live import Progress, Runner
+from attnlab.ui.pages.decoder.live import Progress, Runner
 
 
 def wait_until_free(runner: Runner) -> Progress:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from attnlab.ui.decoder_numbers import (
+from attnlab.ui.pages.decoder.numbers import (
     accuracy_on_repeats,
     mean_losses,
     predictions,

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from attnlab.ui.headviews import ranked
+from attnlab.ui.parts.headviews import ranked
 
 
 def test_the_finder_ranks_highest_first_and_breaks_ties_in_layer_then_head_order():

@@ -14,7 +14,7 @@ from attnlab.lessons import dictionary, masking, positions, scaling
 from attnlab.lessons.parse import dump_vector, parse_vector
 from attnlab.params import Invalid, dump_float, float_param
 from attnlab.tokens import positional_encoding
-from attnlab.ui.pages import COURSE
+from attnlab.ui.app.registry import COURSE
 
 SEED_TEXT = "<BOS> I like you <EOS>".split()
 

@@ -7,7 +7,7 @@ import string
 
 import pytest
 
-from attnlab.ui.i18n import LANGS, catalog
+from attnlab.ui.app.i18n import LANGS, catalog
 
 FIELDS = re.compile(r"\{(\w+)")
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from attnlab.ui import preload
+from attnlab.ui.app import preload
 
 
 def test_the_installed_frontend_has_one_plotly_module_and_its_entry_imports_it():

@@ -12,7 +12,7 @@ import pytest
 
 from attnlab.pipeline import LabConfig
 from attnlab.testing import ROOT
-from attnlab.ui import warmup
+from attnlab.ui.app import warmup
 
 linux_only = pytest.mark.skipif(not hasattr(os, "SCHED_IDLE"), reason="SCHED_IDLE is Linux's")
 
@@ -55,7 +55,7 @@ def page_imports(path: str) -> list[str]:
 
 def test_after_the_warm_up_the_default_page_imports_nothing_heavy():
     """What the Playground and the router import that the warm-up did not must be attnlab's own light modules."""
-    wanted = ["attnlab.ui.preload", *page_imports("views/playground.py")]
+    wanted = ["attnlab.ui.app.preload", *page_imports("views/playground.py")]
     code = (
         "import importlib, sys\n"
         "from attnlab.ui import warmup\n"

@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 
 from attnlab.limits import MAX_D_MODEL, MAX_UPLOAD_BYTES, MAX_WEIGHT, MIN_D_MODEL
 from attnlab.multihead import NAMES, MultiHeadWeights
-from attnlab.ui.i18n import LANGS, catalog
+from attnlab.ui.app.i18n import LANGS, catalog
 from attnlab.weights_io import (
     JSON_TOKENS,
     MAX_MEMBERS,

@@ -19,7 +19,7 @@ import torch
 from attnlab import weights_io
 from attnlab.limits import MAX_D_MODEL, MAX_UPLOAD_BYTES, MAX_WEIGHT
 from attnlab.multihead import NAMES, MultiHeadWeights
-from attnlab.ui.i18n import LANGS, catalog
+from attnlab.ui.app.i18n import LANGS, catalog
 from attnlab.weights_io import WeightsError, edits_between, load_weights, to_json
 
 ST_DTYPES = {"F64": "<f8", "F32": "<f4", "F16": "<f2", "I32": "<i4", "U8": "<u1", "BOOL": "|b1"}

@@ -1,0 +1,23 @@
+"""Lesson: masking. The causal triangle on `<BOS> I like you <EOS>`, one parallel pass against T separate ones,
+then -inf / -1e9 / finfo.min in float32, float16 and bfloat16, with a fully blocked row (NaN vs SDPA's 0)."""
+
+import streamlit as st
+
+from attnlab.ui.app import state
+from attnlab.ui.app.i18n import t
+from attnlab.ui.pages.masking.sections import PAGE, causal_rows, fills, sequence
+
+
+def main() -> None:
+    """The causal rows, then the fill values."""
+    PAGE.load()
+    st.title(t("lesson_masking.title"))
+    st.caption(t("lesson_masking.intro"))
+    PAGE.show_problems()
+    tokens = sequence()
+    causal_rows(tokens)
+    fills(tokens)
+    state.save(PAGE)
+
+
+main()
