@@ -44,3 +44,20 @@ MAX_ATTN_QK_ABS = 1e6  # largest |value| of a recorded query or key (real models
 TOL_ATTN_WEIGHT = 1e-3  # a weight may lie this far below 0 or above 1 (float16 and bfloat16 rounding)
 TOL_ATTN_ROW_SUM = 2e-2  # a row's weights sum to 1 (or 0: a row that saw nothing) within this
 MAX_DRAWN_TOKENS = 256  # an attention file's heatmaps and full line sets are drawn up to this many tokens a side
+
+# Lessons, anatomy pages and uploads elsewhere: caps a visitor can reach from a link or a widget.
+MAX_DICTIONARY_DIM = 8  # entries in one typed vector of the soft dictionary lesson
+MAX_COST_T = 2048  # the largest T measured live: one (T, T) float32 matrix is 16 MiB
+MIN_COST_T = 16  # the smallest T the cost lesson measures live
+COST_LIVE_BUDGET_S = 1.2  # total time the live measurement may spend (the page must stay responsive)
+MAX_SCALING_DK = 512  # the largest d_k the scaling lesson draws q.k samples for
+SCALING_CHUNK_BYTES = 2 * 2**20  # random draws held at once: a new seed must not cost the shared server hundreds of MB
+MAX_MASKING_TOKENS = 12  # tokens of the masking lesson: its row-by-row table stays readable
+MAX_TILED_TOKENS = 12  # tokens of the tiled attention page: every tile is drawn with its numbers
+MAX_POSITIONS_TOKENS = 16  # tokens of the positions lesson (shuffled and un-shuffled outputs side by side)
+MAX_MULTIHEAD_FULL_D = 16384  # d_model the Multi-head page's full-size arithmetic accepts (counted, never allocated)
+MAX_DICTIONARY_VALUE = 1000.0  # largest |value| typed into the soft dictionary lesson
+MAX_ANSWER_CHARS = 400  # longer than any honest answer (64 tokens' worth of mask cells is typed as a count)
+MAX_ANSWER_SHAPE_DIMS = 4  # dimensions a typed shape answer may have
+MAX_RESULTS_FILE_BYTES = 5 * 2**20  # one benchmark results file read from data/gpu/
+TOL_MINILM_COSINE = 0.99999  # contract 5: our embedding against SentenceTransformer.encode

@@ -12,7 +12,7 @@ import json
 import subprocess
 import sys
 
-from attnlab.bench.limits import estimated_peak_bytes, format_bytes
+from attnlab.bench.memory import estimated_peak_bytes, format_bytes
 
 CASES = [  # (impls, batch, heads, seq_len, head_dim, dtype)
     (("explicit",), 1, 8, 1024, 64, "float32"),

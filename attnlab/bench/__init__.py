@@ -8,7 +8,8 @@ One job per module: `config` (what to measure), `row` (the result schema), `env`
 
 from attnlab.bench.config import IMPLS, SDPA_BACKENDS, BenchConfig, Progress
 from attnlab.bench.env import environment, resolve_device
-from attnlab.bench.limits import (
+from attnlab.bench.measure import attention_flops, time_call
+from attnlab.bench.memory import (
     DTYPES,
     MATRIX_COPIES,
     MEMORY_CAP_BYTES,
@@ -18,7 +19,6 @@ from attnlab.bench.limits import (
     memory_cap_message,
     over_memory_cap,
 )
-from attnlab.bench.measure import attention_flops, time_call
 from attnlab.bench.peaks import KNOWN_PEAKS, known_peak_tflops, peak_share
 from attnlab.bench.reference import reference_attention
 from attnlab.bench.results import DEFAULT_RESULTS_DIR, RecordedRun, load_recorded, validate_document

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from attnlab.bench.config import IMPLS, BenchConfig
 from attnlab.bench.env import resolve_device
-from attnlab.bench.limits import DTYPES, format_bytes
+from attnlab.bench.memory import DTYPES, format_bytes
 from attnlab.bench.peaks import peak_share
 from attnlab.bench.row import ResultRow
 from attnlab.bench.sweep import run_benchmark

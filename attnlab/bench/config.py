@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from torch.nn.attention import SDPBackend
 
-from attnlab.bench.limits import DTYPES
+from attnlab.bench.memory import DTYPES
 from attnlab.bench.row import ResultRow
 
 IMPLS: tuple[str, ...] = (

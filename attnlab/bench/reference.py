@@ -8,7 +8,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from attnlab.bench.limits import REFERENCE_CHUNK_BYTES
+from attnlab.bench.memory import REFERENCE_CHUNK_BYTES
 
 
 def reference_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool) -> torch.Tensor:

@@ -8,10 +8,10 @@ from pathlib import Path
 
 from attnlab.bench.config import IMPLS
 from attnlab.bench.row import ResultRow, problem
+from attnlab.limits import MAX_RESULTS_FILE_BYTES
 
 DEFAULT_RESULTS_DIR = Path(__file__).resolve().parents[2] / "data" / "gpu"
 ENV_REQUIRED = ("torch", "device_name", "date")  # what a label on the page needs
-MAX_FILE_BYTES = 5 * 2**20
 
 
 @dataclass(frozen=True)
@@ -50,8 +50,8 @@ def load_recorded(directory: str | Path = DEFAULT_RESULTS_DIR) -> tuple[list[Rec
     skipped: list[str] = []
     for path in sorted(Path(directory).glob("*.json")):
         try:
-            if path.stat().st_size > MAX_FILE_BYTES:
-                raise ValueError(f"larger than {MAX_FILE_BYTES} bytes")
+            if path.stat().st_size > MAX_RESULTS_FILE_BYTES:
+                raise ValueError(f"larger than {MAX_RESULTS_FILE_BYTES} bytes")
             doc = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
             skipped.append(f"{path.name}: {exc}")

@@ -10,8 +10,8 @@ import torch
 from attnlab.bench.config import BenchConfig, Progress
 from attnlab.bench.env import environment, resolve_device
 from attnlab.bench.impls import Case
-from attnlab.bench.limits import as_dtype
 from attnlab.bench.measure import blank_row, free, is_oom, measure
+from attnlab.bench.memory import as_dtype
 from attnlab.bench.row import ResultRow
 
 

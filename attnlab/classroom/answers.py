@@ -16,8 +16,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-MAX_ANSWER_CHARS = 400  # longer than any honest answer (64 tokens' worth of mask cells is typed as a count)
-MAX_SHAPE_DIMS = 4
+from attnlab.limits import MAX_ANSWER_CHARS, MAX_ANSWER_SHAPE_DIMS
+
 ERROR = "present.error."
 
 # What NFKC leaves alone: CJK punctuation and the signs people put between dimensions.
@@ -91,7 +91,7 @@ def _parts(text: str, separators: re.Pattern) -> list[str]:
 def parse_shape(raw: str) -> tuple[int, ...]:
     """A shape such as '(5, 8)', '5x8', '５×８', '（5，8）' or '5 8' -> (5, 8): positive whole numbers, rows first."""
     parts = _parts(_checked(raw).lower(), _SHAPE_SEPARATORS)
-    if not parts or len(parts) > MAX_SHAPE_DIMS or not all(p.isascii() and p.isdigit() for p in parts):
+    if not parts or len(parts) > MAX_ANSWER_SHAPE_DIMS or not all(p.isascii() and p.isdigit() for p in parts):
         raise AnswerError("shape_form", raw)
     dims = tuple(int(p) for p in parts)
     if 0 in dims:

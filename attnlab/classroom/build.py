@@ -25,7 +25,7 @@ from attnlab.classroom.questions import (
     ScalingQuestion,
     ShapeQuestion,
 )
-from attnlab.lessons.scaling import MAX_DK as BIG_D_K
+from attnlab.limits import MAX_SCALING_DK as BIG_D_K
 from attnlab.pipeline import LabConfig, LabResult, run_lab
 
 

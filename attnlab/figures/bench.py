@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import plotly.graph_objects as go
 
 from attnlab.bench.config import IMPLS
-from attnlab.bench.limits import format_bytes
+from attnlab.bench.memory import format_bytes
 from attnlab.bench.row import ResultRow
 from attnlab.figures.lines import LEGEND_BELOW, binary_ticks, decade_ticks, layout, loglog_axes, with_slope
 from attnlab.figures.palette import current

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 import plotly.graph_objects as go
 
-from attnlab.bench.limits import format_bytes
+from attnlab.bench.memory import format_bytes
 from attnlab.figures.palette import current
 from attnlab.figures.text import esc
 

@@ -15,16 +15,13 @@ import torch
 from attnlab.bench import results
 from attnlab.bench.row import ResultRow
 from attnlab.fit import loglog_slope
-
-MAX_LIVE_T = 2048  # the largest T measured live: one (T, T) float32 matrix is 16 MiB
-MIN_LIVE_T = 16
-LIVE_BUDGET_S = 1.2  # total time the live measurement may spend (the page must stay responsive)
+from attnlab.limits import COST_LIVE_BUDGET_S, MAX_COST_T, MIN_COST_T
 
 
 def seq_lens(t_min: int, t_max: int) -> list[int]:
     """Powers of two from t_min to t_max (both included, each clamped to the live range)."""
-    lo = max(MIN_LIVE_T, min(int(t_min), MAX_LIVE_T))
-    hi = max(lo, min(int(t_max), MAX_LIVE_T))
+    lo = max(MIN_COST_T, min(int(t_min), MAX_COST_T))
+    hi = max(lo, min(int(t_max), MAX_COST_T))
     out, t = [], lo
     while t < hi:
         out.append(t)
@@ -67,7 +64,7 @@ def _quantile(xs: list[float], q: float) -> float:
 
 
 def measure_live(
-    lens: Sequence[int], head_dim: int = 64, seed: int = 0, budget_s: float = LIVE_BUDGET_S, max_reps: int = 7
+    lens: Sequence[int], head_dim: int = 64, seed: int = 0, budget_s: float = COST_LIVE_BUDGET_S, max_reps: int = 7
 ) -> LiveRun:
     """Time the explicit path (float32, one head) at each T with perf_counter: inputs built outside the
     timed region, one warm-up, then at least one timed call and more (up to max_reps) while this T's share

@@ -5,9 +5,9 @@ from __future__ import annotations
 import math
 import re
 
+from attnlab.limits import MAX_DICTIONARY_DIM
 from attnlab.params import dump_float
 
-MAX_DIM = 8
 _SPLIT = re.compile(r"[\s,;，、]+")
 
 
@@ -16,7 +16,7 @@ def parse_vector(raw: str, max_abs: float = 100.0) -> list[float]:
     parts = [p for p in _SPLIT.split(str(raw).strip()) if p]
     if not parts:
         raise ValueError("empty")
-    if len(parts) > MAX_DIM:
+    if len(parts) > MAX_DICTIONARY_DIM:
         raise ValueError("too_long")
     values = []
     for part in parts:

@@ -9,9 +9,9 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from attnlab.limits import SCALING_CHUNK_BYTES
+
 DK_GRID: tuple[int, ...] = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)
-MAX_DK = 512
-CHUNK_BYTES = 2 * 2**20  # random draws held at once: a new seed must not cost the shared server hundreds of MB
 
 
 def dk_grid(d_k: int) -> list[int]:
@@ -20,8 +20,8 @@ def dk_grid(d_k: int) -> list[int]:
 
 
 def chunks(n: int, row_bytes: int) -> list[int]:
-    """Split n draws into chunks of at most CHUNK_BYTES (at least one draw per chunk)."""
-    size = max(1, CHUNK_BYTES // max(1, row_bytes))
+    """Split n draws into chunks of at most SCALING_CHUNK_BYTES (at least one draw per chunk)."""
+    size = max(1, SCALING_CHUNK_BYTES // max(1, row_bytes))
     return [min(size, n - start) for start in range(0, n, size)]
 
 

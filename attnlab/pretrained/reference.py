@@ -14,11 +14,9 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from attnlab.limits import TOL_FLOAT32
+from attnlab.limits import TOL_FLOAT32, TOL_MINILM_COSINE
 from attnlab.pretrained.encoder import EncoderRun
 from attnlab.pretrained.package import model_dir
-
-MIN_COSINE = 0.99999  # contract 5: our embedding against SentenceTransformer.encode
 
 
 @dataclass(frozen=True)
@@ -39,7 +37,7 @@ class ModelCheck:
     hidden_err: float
     cosine: float
     tolerance: float = TOL_FLOAT32
-    min_cosine: float = MIN_COSINE
+    min_cosine: float = TOL_MINILM_COSINE
 
     @property
     def passed(self) -> bool:

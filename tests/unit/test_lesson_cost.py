@@ -7,11 +7,12 @@ import pytest
 import torch
 
 from attnlab.lessons import cost
+from attnlab.limits import MAX_COST_T, MIN_COST_T
 
 
 def test_seq_lens_and_slope_fit():
     assert cost.seq_lens(64, 1000) == [64, 128, 256, 512, 1000]
-    assert cost.seq_lens(1, 99999)[0] == cost.MIN_LIVE_T and cost.seq_lens(1, 99999)[-1] == cost.MAX_LIVE_T
+    assert cost.seq_lens(1, 99999)[0] == MIN_COST_T and cost.seq_lens(1, 99999)[-1] == MAX_COST_T
     t = [64, 128, 256, 512]
     assert cost.loglog_slope(t, [3 * x**2 for x in t]) == pytest.approx(2.0)
     assert cost.loglog_slope(t, [5 * x for x in t]) == pytest.approx(1.0)

@@ -15,7 +15,7 @@ import torch
 
 from attnlab.bench import results as recorded
 from attnlab.bench.env import device_name
-from attnlab.bench.limits import MEMORY_CAP_BYTES, as_dtype, attention_matrix_bytes, estimated_peak_bytes, format_bytes
+from attnlab.bench.memory import MEMORY_CAP_BYTES, as_dtype, attention_matrix_bytes, estimated_peak_bytes, format_bytes
 from attnlab.bench.peaks import known_peak_tflops, peak_share
 from attnlab.bench.row import ResultRow
 from attnlab.figures.bench import memory_figure, tflops_figure, time_figure

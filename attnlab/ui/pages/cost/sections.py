@@ -7,13 +7,14 @@ from attnlab.figures.lessons import rnn_figure
 from attnlab.figures.lines import loglog_figure
 from attnlab.fit import loglog_slope
 from attnlab.lessons import cost as lesson
+from attnlab.limits import COST_LIVE_BUDGET_S, MAX_COST_T, MIN_COST_T
 from attnlab.params import int_param
 from attnlab.ui.app.i18n import t
 from attnlab.ui.app.state import PageState
 from attnlab.ui.app.text import code
 from attnlab.ui.app.widgets import chart, number, selectbox
 
-LO, HI = lesson.MIN_LIVE_T, lesson.MAX_LIVE_T
+LO, HI = MIN_COST_T, MAX_COST_T
 PAGE = PageState(
     "lcost",
     (
@@ -101,7 +102,7 @@ def live_section() -> None:
     m[2].metric(t("lesson_cost.spent"), f"{run.seconds:.2f} s")
     if run.skipped:
         lens = ", ".join(map(str, run.skipped))
-        st.warning(t("lesson_cost.skipped", budget=lesson.LIVE_BUDGET_S, lens=lens), icon=":material/timer_off:")
+        st.warning(t("lesson_cost.skipped", budget=COST_LIVE_BUDGET_S, lens=lens), icon=":material/timer_off:")
     live_charts(run, time_slope, mem_slope)
     st.caption(t("lesson_cost.live_note", hi=HI))
     live_table(run)

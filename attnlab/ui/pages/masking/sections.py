@@ -5,6 +5,7 @@ import streamlit as st
 
 from attnlab.figures import matrix_figure
 from attnlab.lessons import masking as lesson
+from attnlab.limits import MAX_MASKING_TOKENS
 from attnlab.params import choice_param, text_param
 from attnlab.tokens import tokenize
 from attnlab.ui.app.i18n import t
@@ -12,7 +13,6 @@ from attnlab.ui.app.state import PageState
 from attnlab.ui.app.text import code
 from attnlab.ui.app.widgets import chart, segmented, selectbox, text_input
 
-MAX_T = 12
 FILL_KEY = {"-inf": "neg_inf", "-1e9": "neg_1e9", "min": "min"}
 PAGE = PageState(
     "lmask",
@@ -53,11 +53,11 @@ def fill_table(tokens: tuple[str, ...], blank: str) -> list[lesson.FillResult]:
 
 def sequence() -> list[str]:
     """The tokens typed, cut to the lesson's size (and said)."""
-    text_input(PAGE, "text", t("lesson_masking.text"), help=t("lesson_masking.text_help", cap=MAX_T))
+    text_input(PAGE, "text", t("lesson_masking.text"), help=t("lesson_masking.text_help", cap=MAX_MASKING_TOKENS))
     tokens = tokenize(PAGE["text"])
-    if len(tokens) > MAX_T:
-        st.info(t("lesson_masking.too_many", n=len(tokens), cap=MAX_T), icon=":material/content_cut:")
-    return tokens[:MAX_T]
+    if len(tokens) > MAX_MASKING_TOKENS:
+        st.info(t("lesson_masking.too_many", n=len(tokens), cap=MAX_MASKING_TOKENS), icon=":material/content_cut:")
+    return tokens[:MAX_MASKING_TOKENS]
 
 
 def causal_rows(tokens: list[str]) -> None:

@@ -12,7 +12,7 @@ from attnlab.anatomy.heads import (
     resplit,
 )
 from attnlab.figures import dim_labels, head_columns_figure, matrices_figure, matrix_figure
-from attnlab.limits import MAX_D_MODEL, MAX_SEED, TOL_FLOAT32
+from attnlab.limits import MAX_D_MODEL, MAX_MULTIHEAD_FULL_D, MAX_SEED, TOL_FLOAT32
 from attnlab.params import Invalid, divisors, int_param, text_param
 from attnlab.pipeline import LabResult
 from attnlab.ui.app.i18n import t
@@ -22,15 +22,14 @@ from attnlab.ui.app.widgets import chart, number, selectbox, shape_text, stage, 
 from attnlab.ui.parts import lab
 from attnlab.ui.parts.checks import check_table, head_name
 
-MAX_FULL_D = 16384
 PAGE = PageState(
     "mh",
     (
         text_param("p", "0", 20),
         int_param("dseed", 0, 0, MAX_SEED),
         int_param("cmp", 1, 1, MAX_D_MODEL),
-        int_param("full_d", 512, 1, MAX_FULL_D),
-        int_param("full_h", 8, 1, MAX_FULL_D),
+        int_param("full_d", 512, 1, MAX_MULTIHEAD_FULL_D),
+        int_param("full_h", 8, 1, MAX_MULTIHEAD_FULL_D),
     ),
 )
 

@@ -6,7 +6,7 @@ import streamlit as st
 from attnlab.figures import dim_labels, matrix_figure
 from attnlab.figures.lessons import pe_figure
 from attnlab.lessons import positions as lesson
-from attnlab.limits import MAX_SEED
+from attnlab.limits import MAX_POSITIONS_TOKENS, MAX_SEED
 from attnlab.params import bool_param, choice_param, int_param, text_param
 from attnlab.tokens import tokenize
 from attnlab.ui.app.i18n import t
@@ -14,7 +14,6 @@ from attnlab.ui.app.state import PageState
 from attnlab.ui.app.text import md_escape
 from attnlab.ui.app.widgets import chart, number, selectbox, text_input, toggle
 
-MAX_T = 16
 PAGE = PageState(
     "lpos",
     (
@@ -36,7 +35,7 @@ def sci(x: float) -> str:
 
 def shuffle_controls() -> list[str]:
     """The sentence, d_model, seed, the shuffle and the positions switch; returns the tokens (cut and said)."""
-    text_input(PAGE, "text", t("lesson_positions.text"), help=t("lesson_positions.text_help", cap=MAX_T))
+    text_input(PAGE, "text", t("lesson_positions.text"), help=t("lesson_positions.text_help", cap=MAX_POSITIONS_TOKENS))
     cols = st.columns([1, 1, 2, 1.5], vertical_alignment="bottom")
     number(PAGE, "d_model", t("lesson_positions.d_model"), where=cols[0], help=t("lesson_positions.d_model_help"))
     number(PAGE, "seed", t("lesson_positions.seed"), where=cols[1], help=t("lesson_positions.seed_help"))
@@ -44,9 +43,9 @@ def shuffle_controls() -> list[str]:
     selectbox(PAGE, "perm", t("lesson_positions.perm"), where=cols[2], labels=labels)
     toggle(PAGE, "pe", t("lesson_positions.pe"), where=cols[3], help=t("lesson_positions.pe_help"))
     tokens = tokenize(PAGE["text"])
-    if len(tokens) > MAX_T:
-        st.info(t("lesson_positions.too_many", n=len(tokens), cap=MAX_T), icon=":material/content_cut:")
-    return tokens[:MAX_T]
+    if len(tokens) > MAX_POSITIONS_TOKENS:
+        st.info(t("lesson_positions.too_many", n=len(tokens), cap=MAX_POSITIONS_TOKENS), icon=":material/content_cut:")
+    return tokens[:MAX_POSITIONS_TOKENS]
 
 
 def outputs(shown: lesson.Equivariance, tokens: list[str], d_model: int) -> None:

@@ -6,7 +6,7 @@ import streamlit as st
 
 from attnlab.figures.lessons import saturation_figure, variance_figure, weights_bar
 from attnlab.lessons import scaling as lesson
-from attnlab.limits import MAX_SEED
+from attnlab.limits import MAX_SCALING_DK, MAX_SEED
 from attnlab.params import bool_param, int_param
 from attnlab.ui.app.i18n import t
 from attnlab.ui.app.state import PageState
@@ -17,7 +17,7 @@ N_SAT = 300
 PAGE = PageState(
     "lscale",
     (
-        int_param("dk", 64, 1, lesson.MAX_DK),
+        int_param("dk", 64, 1, MAX_SCALING_DK),
         int_param("keys", 8, 2, 64),
         bool_param("scaled", True),
         int_param("seed", 0, 0, MAX_SEED),

@@ -6,6 +6,7 @@ import streamlit as st
 from attnlab.figures.lessons import key_plane, temperature_figure, weights_bar
 from attnlab.lessons import dictionary as lesson
 from attnlab.lessons.parse import dump_vector, parse_vector
+from attnlab.limits import MAX_DICTIONARY_VALUE
 from attnlab.params import dump_float, float_param, text_param
 from attnlab.ui.app.i18n import t
 from attnlab.ui.app.state import PageState
@@ -13,12 +14,14 @@ from attnlab.ui.app.text import code
 from attnlab.ui.app.widgets import chart, number, slider, text_input
 
 KEYS = lesson.KEYS
-MAX_VALUE = 1000.0
 PAGE = PageState(
     "ldict",
     (
         text_param("word", "apple", 40),
-        *(float_param(f"v_{k}", v, -MAX_VALUE, MAX_VALUE) for k, v in zip(KEYS, lesson.VALUES, strict=True)),
+        *(
+            float_param(f"v_{k}", v, -MAX_DICTIONARY_VALUE, MAX_DICTIONARY_VALUE)
+            for k, v in zip(KEYS, lesson.VALUES, strict=True)
+        ),
         *(float_param(f"w_{k}", w, 0.0, 1.0) for k, w in zip(KEYS, lesson.FRUIT_WEIGHTS, strict=True)),
         text_param("q", dump_vector(list(lesson.QUERY_VECTOR)), 200),
         *(text_param(f"k_{k}", dump_vector(list(v)), 200) for k, v in zip(KEYS, lesson.KEY_VECTORS, strict=True)),

@@ -1,4 +1,4 @@
-"""How much memory an attention size needs, and the cap a CPU-only host refuses sizes above."""
+"""How much memory an attention size needs, against the cap a CPU-only host refuses sizes above."""
 
 from __future__ import annotations
 
