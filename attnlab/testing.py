@@ -146,16 +146,29 @@ def open_app(tab, server: str, path: str = "/") -> None:
     settle(tab)
 
 
-def app_test(timeout: float = 60, drawn: bool = True):
-    """The app in AppTest; `drawn`: as a session whose browser has drawn a chart (AppTest has no browser to say so)."""
+def app_test(timeout: float = 60, drawn: bool = True, url_path: str | None = None):
+    """The app in AppTest; `drawn`: as a session whose browser has drawn a chart (AppTest has no browser to say so).
+
+    `url_path` opens that page on the first run, as a visitor of `/<url_path>` would get it. AppTest's own
+    `switch_page` names a page by its file before the first run, which misses a page whose URL path is not its
+    file name (`real-model`), so the request carries the hash `st.Page` gives its URL path (Streamlit 1.67).
+    """
     from streamlit.testing.v1 import AppTest
+    from streamlit.util import calc_hash
 
     from attnlab.ui.app.first_screen import DRAWN
 
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=timeout)
     if drawn:
         at.session_state[DRAWN] = True
+    if url_path is not None:
+        at._page_hash = calc_hash(url_path)
     return at
+
+
+def page_on_screen(at) -> str:
+    """The script hash of the page an AppTest's last run drew (to check it is the page that was asked for)."""
+    return at._finished_page_script_hash
 
 
 def cpu_seconds(pid: int) -> float:
