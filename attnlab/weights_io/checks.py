@@ -52,7 +52,8 @@ def refused(err: Refusal, data: bytes) -> WeightsError:
         case "json_duplicate_key":
             return WeightsError("json_duplicate_key", key=f["key"])
         case "st_length" | "st_too_big":  # st_too_big: this package sets no header cap beyond the upload's
-            return unreadable(data, "st_length", declared=f.get("declared", f.get("size")), available=max(len(data) - 8, 0))
+            declared = f.get("declared", f.get("size"))
+            return unreadable(data, "st_length", declared=declared, available=max(len(data) - 8, 0))
         case "st_not_object":
             return WeightsError("st_header", detail)
         case "st_dtype":
