@@ -24,8 +24,7 @@ import numpy as np
 SHORT_CHARS = 40  # an outside value quoted in a sentence
 DETAIL_CHARS = 200  # a library's own words shown apart from the sentence
 PICKLE_PROTOCOLS = (2, 3, 4, 5)  # a pickle of protocol 2+ starts with 0x80 and its protocol byte
-ZIP_MAGIC = b"PK\x03\x04"
-TORCH_ZIP_PROBE = 4096  # torch.save's zip names its data.pkl in the first member's local header
+ZIP_MAGIC = b"PK\x03\x04"  # a zip's first local file header: its name's length at bytes 26-27, the name from 30
 # Every real-number dtype safetensors names, as numpy reads it (little-endian); each reader allows a subset.
 ST_DTYPES = {
     "F64": "<f8",
@@ -79,8 +78,14 @@ def is_pickle(data: bytes) -> bool:
 
 
 def is_torch_zip(data: bytes) -> bool:
-    """What torch.save writes since 1.6: a zip whose first member is a data.pkl."""
-    return data[:4] == ZIP_MAGIC and b"data.pkl" in data[:TORCH_ZIP_PROBE]
+    """What torch.save writes since 1.6: a zip whose first member is `<archive>/data.pkl`, a pickle.
+
+    Only the first member's name is read: an .npz that merely mentions data.pkl in a member is not one.
+    """
+    if data[:4] != ZIP_MAGIC or len(data) < 30:
+        return False
+    name = data[30 : 30 + int.from_bytes(data[26:28], "little")]
+    return name == b"data.pkl" or name.endswith(b"/data.pkl")
 
 
 def pickled(data: bytes) -> bool:
