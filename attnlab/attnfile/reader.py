@@ -1,12 +1,12 @@
 """Loading an attention file that may be hostile: the header is parsed and checked before any array is read.
 
-Order: the upload's size; a pickle (or torch.save's zip) named as one; the 8-byte header length against the
-cap and the data; the JSON header (its size and container count bounded before json.loads builds anything);
-each tensor's dtype, rank, shape and offsets against the caps and the data (those steps are
-`attnlab.untrusted`'s, whose refusals become AttentionFileErrors here); the metadata (format, kind, tokens); only
-then exactly the declared bytes are read, and the values checked: finite, weights in [0, 1], every row
-summing to 1 or 0, the upper triangle empty when the file says it is causal. Every refusal is an
-AttentionFileError; nothing else gets out.
+Order: the upload's size; a pickle (or torch.save's zip) named as one; the 8-byte header length against
+the cap and the data; the JSON header (its size and container count bounded before json.loads builds
+anything); each tensor's dtype, rank, shape and offsets against the caps and the data; the metadata
+(format, kind, tokens); only then exactly the declared bytes are read, and the values checked: finite,
+weights in [0, 1], every row summing to 1 or 0, the upper triangle empty when the file says it is causal.
+The byte-level steps are `attnlab.untrusted`'s; `_refused` turns its refusals into AttentionFileErrors.
+Every refusal is an AttentionFileError; nothing else gets out.
 """
 
 from __future__ import annotations
