@@ -1,30 +1,26 @@
-"""The attention file: what it holds (AttentionFile), how refusals are named (AttentionFileError), and writing it.
+"""The attention file: what it holds (AttentionFile), how refusals are named (AttentionFileError), its bytes.
 
 One safetensors file: `attentions` (L, H, T_q, T_k) and, for the query-key map, `queries` (L, H, T_q, d)
 and `keys` (L, H, T_k, d); the metadata (strings only, as safetensors requires) holds `format`, `model`,
 `kind`, `causal` and the token lists as JSON arrays of strings.
+
+`encode` writes the bytes and checks only its arguments; the package's `to_bytes` and `save` then check
+them with the reader (`reader.load`), so this module, which the reader imports, never imports it back.
 """
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from pathlib import Path
 
 import torch
 from safetensors.torch import save as st_save
 
+from attnlab.untrusted import DETAIL_CHARS, clip
+
 FORMAT = "attnlab-attention/1"
 KINDS = ("self", "encoder", "decoder", "cross")  # self: encoder-only or decoder-only; the rest: encoder-decoder
 TENSORS = ("attentions", "queries", "keys")
-DETAIL_CHARS = 200
-SHORT_CHARS = 40
-
-
-def clip(text: object, limit: int = SHORT_CHARS) -> str:
-    """Outside or library text cut to `limit` characters, on one line, encodable (no lone surrogates)."""
-    flat = " ".join(str(text).split()).encode("utf-8", "backslashreplace").decode("utf-8")
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
 class AttentionFileError(ValueError):
@@ -84,7 +80,7 @@ def _tensor(name: str, x: torch.Tensor | object) -> torch.Tensor:
     return t.detach().to("cpu", torch.float32).contiguous()
 
 
-def to_bytes(
+def encode(
     attentions: torch.Tensor,
     tokens: list[str] | tuple[str, ...],
     tokens_k: list[str] | tuple[str, ...] | None = None,
@@ -95,9 +91,7 @@ def to_bytes(
     kind: str | None = None,
     causal: bool | None = None,
 ) -> bytes:
-    """The file `save` writes, as bytes (for a download); the same checks as `load`, so what is written loads."""
-    from attnlab.attnfile.reader import load  # the reader checks what we are about to write
-
+    """The file's bytes, not yet checked by the reader (the package's `to_bytes` does that before giving them out)."""
     a = _tensor("attentions", attentions)
     tensors = {"attentions": a}
     if (queries is None) != (keys is None):
@@ -114,35 +108,4 @@ def to_bytes(
         "tokens": json.dumps(list(tokens), ensure_ascii=False),
         "tokens_k": json.dumps(list(tokens_k), ensure_ascii=False),
     }
-    data = st_save(tensors, metadata=meta)
-    load("check.safetensors", data)  # raises AttentionFileError if this would not load back
-    return data
-
-
-dumps = to_bytes
-
-
-def save(
-    path: str | Path,
-    attentions: torch.Tensor,
-    tokens: list[str] | tuple[str, ...],
-    tokens_k: list[str] | tuple[str, ...] | None = None,
-    *,
-    model: str = "",
-    queries: torch.Tensor | None = None,
-    keys: torch.Tensor | None = None,
-    kind: str | None = None,
-    causal: bool | None = None,
-) -> Path:
-    """Write one safetensors file that `load` (and the app's Attention file page) reads back; returns its path."""
-    data = to_bytes(attentions, tokens, tokens_k, model=model, queries=queries, keys=keys, kind=kind, causal=causal)
-    path = Path(path)
-    path.write_bytes(data)
-    return path
-
-
-def file_bytes(f: AttentionFile) -> bytes:
-    """An AttentionFile as the bytes of its file (the page's download)."""
-    return to_bytes(
-        f.attentions, f.tokens, f.tokens_k, model=f.model, queries=f.queries, keys=f.keys, kind=f.kind, causal=f.causal
-    )
+    return st_save(tensors, metadata=meta)

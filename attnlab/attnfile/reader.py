@@ -1,24 +1,22 @@
 """Loading an attention file that may be hostile: the header is parsed and checked before any array is read.
 
-Order: the upload's size; a pickle named as one; the 8-byte header length against the cap and the data;
-the JSON header (its size and container count bounded before json.loads builds anything); each tensor's
-dtype, rank, shape and offsets against the caps and the data; the metadata (format, kind, tokens); only
-then exactly the declared bytes are read, and the values checked: finite, weights in [0, 1], every row
-summing to 1 or 0, the upper triangle empty when the file says it is causal. Every refusal is an
-AttentionFileError; nothing else gets out.
+Order: the upload's size; a pickle (or torch.save's zip) named as one; the 8-byte header length against
+the cap and the data; the JSON header (its size and container count bounded before json.loads builds
+anything); each tensor's dtype, rank, shape and offsets against the caps and the data; the metadata
+(format, kind, tokens); only then exactly the declared bytes are read, and the values checked: finite,
+weights in [0, 1], every row summing to 1 or 0, the upper triangle empty when the file says it is causal.
+The byte-level steps are `attnlab.untrusted`'s; `_refused` turns its refusals into AttentionFileErrors.
+Every refusal is an AttentionFileError; nothing else gets out.
 """
 
 from __future__ import annotations
 
-import json
 import math
-from collections import Counter
-from typing import NamedTuple
 
 import numpy as np
 import torch
 
-from attnlab.attnfile.file import FORMAT, KINDS, TENSORS, AttentionFile, AttentionFileError, clip
+from attnlab.attnfile.file import FORMAT, KINDS, TENSORS, AttentionFile, AttentionFileError
 from attnlab.limits import (
     MAX_ATTN_FILE_BYTES,
     MAX_ATTN_HEAD_DIM,
@@ -33,93 +31,65 @@ from attnlab.limits import (
     TOL_ATTN_ROW_SUM,
     TOL_ATTN_WEIGHT,
 )
+from attnlab.untrusted import (
+    ST_DTYPES,
+    Entry,
+    JsonRules,
+    Refusal,
+    clip,
+    parse_json,
+    pickled,
+    st_array,
+    st_entry,
+    st_header,
+    st_span,
+)
 
 PICKLE_SUFFIXES = (".pt", ".pth", ".pkl", ".pickle", ".ckpt", ".bin", ".joblib")
-DTYPES = {"F64": "<f8", "F32": "<f4", "F16": "<f2", "BF16": "<u2"}  # bfloat16: the top half of a float32
+DTYPES = {name: ST_DTYPES[name] for name in ("F64", "F32", "F16", "BF16")}  # floats only
 RANKS = 4
+JSON_RULES = JsonRules(MAX_ATTN_HEADER_CONTAINERS)  # the header and the token lists: UTF-8, containers capped
 
 
-class Entry(NamedTuple):
-    """What the header declares for one tensor."""
+def _refused(err: Refusal, where: str = "header") -> AttentionFileError:
+    """The AttentionFileError for a refusal of `attnlab.untrusted` (`where`: the JSON text it was reading)."""
+    f, cause = err.fmt, err.cause
+    match err.reason:
+        case "json_encoding":
+            return AttentionFileError("bad_json", str(cause), where=where)
+        case "json_syntax" | "json_too_deep" | "json_number_too_long":
+            return AttentionFileError("bad_json", f"{type(cause).__name__}: {cause}", where=where)
+        case "json_too_many":
+            return AttentionFileError("header_too_complex", count=f["count"], cap=f["cap"])
+        case "json_duplicate_key":
+            return AttentionFileError("json_duplicate_key", key=f["key"])
+        case "st_length":
+            return AttentionFileError("not_safetensors", err.detail)
+        case "st_too_big":
+            return AttentionFileError("header_too_big", size=f["size"], cap=f["cap"])
+        case "st_not_object":
+            return AttentionFileError("not_safetensors", "the header is not a JSON object")
+        case "st_dtype":
+            return AttentionFileError("dtype", name=f["name"], dtype=f["dtype"], allowed=f["allowed"])
+        case "st_rank":
+            return AttentionFileError("rank", name=f["name"], shape=f["shape"])
+        case "st_entry" if f["field"] == "dtype":
+            return AttentionFileError("dtype", name=f["name"], dtype=f["dtype"], allowed=f["allowed"])
+        case "st_entry" if f["field"] == "shape":
+            return AttentionFileError("rank", name=f["name"], shape=f["shape"])
+        case "st_entry":
+            return AttentionFileError("bad_entry", name=f["name"], field=f["field"])
+        case "st_offsets" | "st_data_size":
+            return AttentionFileError("offsets", name=f["name"], start=f["start"], end=f["end"], size=f["size"])
+    raise AssertionError(f"no AttentionFileError for the refusal {err.reason!r}")
 
-    dtype: np.dtype
-    bf16: bool
-    shape: tuple[int, ...]
-    start: int
-    end: int
 
-
-def _is_pickle(data: bytes) -> bool:
-    """A pickle (protocol 2+, what pickle.dumps writes) or torch.save's zip with a data.pkl inside."""
-    if len(data) >= 2 and data[0] == 0x80 and data[1] in (2, 3, 4, 5):
-        return True
-    return data[:4] == b"PK\x03\x04" and b"data.pkl" in data[:4096]
-
-
-def _json_object(pairs: list[tuple[str, object]]) -> dict[str, object]:
-    """A JSON object as a dict, refusing a repeated key (json would silently keep the last one)."""
-    obj = dict(pairs)
-    if len(obj) != len(pairs):
-        key = next(key for key, count in Counter(key for key, _ in pairs).items() if count > 1)
-        raise AttentionFileError("json_duplicate_key", key=clip(key))
-    return obj
-
-
-def _parse_json(raw: bytes | str, where: str) -> object:
-    """Bounded JSON: at most MAX_ATTN_HEADER_CONTAINERS lists and objects, so json.loads builds few objects."""
+def _parse_json(text: str, where: str) -> object:
+    """A JSON text from the metadata, bounded like the header; `where` names it in a refusal."""
     try:
-        text = raw if isinstance(raw, str) else str(raw, "utf-8")
-    except UnicodeDecodeError as err:
-        raise AttentionFileError("bad_json", str(err), where=where) from None
-    containers = text.count("[") + text.count("{")
-    if containers > MAX_ATTN_HEADER_CONTAINERS:
-        raise AttentionFileError("header_too_complex", count=containers, cap=MAX_ATTN_HEADER_CONTAINERS)
-    try:
-        return json.loads(text, object_pairs_hook=_json_object)
-    except AttentionFileError:
-        raise
-    except (ValueError, RecursionError) as err:  # JSONDecodeError, an over-long integer, deep nesting
-        raise AttentionFileError("bad_json", f"{type(err).__name__}: {err}", where=where) from None
-
-
-def _header(data: bytes) -> tuple[dict[str, object], int]:
-    """The safetensors header as a dict, and where the data starts."""
-    if len(data) < 8:
-        raise AttentionFileError("not_safetensors", f"{len(data)} bytes, shorter than a header length")
-    length = int.from_bytes(data[:8], "little")
-    if length > MAX_ATTN_HEADER_BYTES and length <= len(data) - 8:
-        raise AttentionFileError("header_too_big", size=length, cap=MAX_ATTN_HEADER_BYTES)
-    if not 2 <= length <= len(data) - 8 or data[8:9] != b"{":
-        raise AttentionFileError("not_safetensors", f"header length {clip(length)}, {len(data)} bytes in all")
-    header = _parse_json(data[8 : 8 + length], "header")
-    if not isinstance(header, dict):
-        raise AttentionFileError("not_safetensors", "the header is not a JSON object")
-    return header, 8 + length
-
-
-def _count_list(value: object) -> bool:
-    """A JSON list of non-negative integers (true/false excluded)."""
-    return isinstance(value, list) and all(type(n) is int and n >= 0 for n in value)
-
-
-def _entry(name: str, raw: object) -> Entry:
-    """One tensor's dtype, shape and offsets as the header declares them, each checked for type."""
-    if not isinstance(raw, dict):
-        raise AttentionFileError("bad_entry", name=name, field="entry")
-    dtype, shape, offsets = raw.get("dtype"), raw.get("shape"), raw.get("data_offsets")
-    if not isinstance(dtype, str) or dtype not in DTYPES:
-        raise AttentionFileError("dtype", name=name, dtype=clip(dtype), allowed=", ".join(DTYPES))
-    if not _count_list(shape) or len(shape) != RANKS:
-        raise AttentionFileError("rank", name=name, shape=clip(shape))
-    if not _count_list(offsets) or len(offsets) != 2:
-        raise AttentionFileError("bad_entry", name=name, field="data_offsets")
-    return Entry(np.dtype(DTYPES[dtype]), dtype == "BF16", tuple(shape), offsets[0], offsets[1])
-
-
-def _check_offsets(name: str, entry: Entry, body: int) -> None:
-    """A tensor's bytes lie inside the data and are exactly as many as its (capped) shape needs."""
-    if not entry.start <= entry.end <= body or entry.end - entry.start != math.prod(entry.shape) * entry.dtype.itemsize:
-        raise AttentionFileError("offsets", name=name, start=clip(entry.start), end=clip(entry.end), size=body)
+        return parse_json(text, JSON_RULES)
+    except Refusal as err:
+        raise _refused(err, where) from None
 
 
 def _check_shapes(entries: dict[str, Entry]) -> None:
@@ -186,13 +156,6 @@ def _metadata(header: dict[str, object]) -> dict[str, str]:
     return meta
 
 
-def _array(entry: Entry, data: bytes, offset: int) -> np.ndarray:
-    """Exactly the declared values, in their own precision (bfloat16 widened to float32 exactly)."""
-    count = math.prod(entry.shape)
-    values = np.frombuffer(data, dtype=entry.dtype, count=count, offset=offset + entry.start).reshape(entry.shape)
-    return (values.astype("<u4") << 16).view("<f4") if entry.bf16 else values
-
-
 def _check_weights(a: np.ndarray, causal: bool) -> None:
     """Weights a softmax could give: finite, in [0, 1], each row summing to 1 or 0, causal when it says so."""
     if not np.isfinite(a).all():
@@ -244,18 +207,18 @@ def _kind(
 
 def _read(data: bytes) -> AttentionFile:
     """Header, then shapes, then metadata, then the values: a checked AttentionFile."""
-    header, offset = _header(data)
+    header, offset = st_header(data, JSON_RULES, max_bytes=MAX_ATTN_HEADER_BYTES, brace=True)
     meta = _metadata(header)
-    entries = {name: _entry(name, header[name]) for name in TENSORS if name in header}
+    entries = {name: st_entry(name, header[name], DTYPES, RANKS) for name in TENSORS if name in header}
     _check_shapes(entries)
     for name, entry in entries.items():
-        _check_offsets(name, entry, len(data) - offset)
+        st_span(name, entry, len(data) - offset)
     _, _, t_q, t_k = entries["attentions"].shape
     tokens, tokens_k = _tokens(meta, "tokens", t_q), _tokens(meta, "tokens_k", t_k) if "tokens_k" in meta else None
     tokens_k = tokens if tokens_k is None else tokens_k
     if tokens_k is tokens and t_q != t_k:
         raise AttentionFileError("token_count", key="tokens_k", count=t_q, want=t_k)
-    arrays = {name: _array(entry, data, offset) for name, entry in entries.items()}
+    arrays = {name: st_array(data, offset, entry) for name, entry in entries.items()}
     causal_named = meta.get("causal") == "true"
     _check_weights(arrays["attentions"], causal_named)
     for name in ("queries", "keys"):
@@ -283,11 +246,13 @@ def load(filename: str, data: bytes) -> AttentionFile:
         data = bytes(data)
         if len(data) > MAX_ATTN_FILE_BYTES:
             raise AttentionFileError("too_big", size=len(data), cap=MAX_ATTN_FILE_BYTES)
-        if str(filename).lower().endswith(PICKLE_SUFFIXES) or _is_pickle(data):
+        if str(filename).lower().endswith(PICKLE_SUFFIXES) or pickled(data):
             raise AttentionFileError("pickle")
         return _read(data)
     except AttentionFileError:
         raise
+    except Refusal as err:  # the header, read by attnlab.untrusted
+        raise _refused(err) from None
     except MemoryError:
         raise AttentionFileError("too_big", size=len(data), cap=MAX_ATTN_FILE_BYTES) from None
     except Exception as err:  # a check this module missed must still not reach the user as a traceback

@@ -4,7 +4,9 @@ Everything a visitor uploads is untrusted, so each reader follows the same order
 file declares (names, dtypes, shapes, member sizes) against the caps, and only then read exactly
 the bytes those declarations allow. Memory is bounded by the upload cap, never by what a file
 claims; a member or tensor that is not one of the four projections is never read or decompressed.
-Pickles are refused outright (loading one runs code) and never unpickled, not even to look.
+Pickles (and torch.save's zips, which hold one) are refused outright (loading one runs code) and never
+unpickled, not even to look. What all uploads share, JSON bounded before parsing, pickle detection and
+safetensors headers, lives in `attnlab.untrusted`, whose refusals become WeightsErrors here.
 
 Values: every real number loads (float64/32/16, bfloat16 and integers, all exact in float64 within
 MAX_WEIGHT); anything else (bool, complex, text, objects) is refused rather than cast.
@@ -22,7 +24,8 @@ import torch
 
 from attnlab.limits import MAX_UPLOAD_BYTES
 from attnlab.multihead import NAMES, MultiHeadWeights
-from attnlab.weights_io.checks import FORMAT, PICKLE_SUFFIXES, SHORT_CHARS, WeightsError, check_values, clip
+from attnlab.untrusted import Refusal, is_torch_zip
+from attnlab.weights_io.checks import FORMAT, PICKLE_SUFFIXES, SHORT_CHARS, WeightsError, check_values, clip, refused
 from attnlab.weights_io.read_json import JSON_TOKENS, read_json
 from attnlab.weights_io.read_npz import MAX_MEMBERS, NPY_DTYPES, read_npz
 from attnlab.weights_io.read_safetensors import SAFETENSORS_DTYPES, read_safetensors
@@ -59,7 +62,12 @@ def load_weights(name: str, data: bytes) -> MultiHeadWeights:
     reader = next((read for suffix, read in readers.items() if lower.endswith(suffix)), None)
     if reader is None:
         raise WeightsError("extension", name=clip(name, SHORT_CHARS))
-    mats = reader(data)
+    if is_torch_zip(data):  # a zip, like an .npz, but its data.pkl would run code when loaded
+        raise WeightsError("pickle_refused")
+    try:
+        mats = reader(data)
+    except Refusal as err:  # the shared reader of untrusted bytes (JSON, safetensors headers)
+        raise refused(err, data) from None
     for matrix, values in mats.items():
         check_values(matrix, values)
     return MultiHeadWeights(**{matrix: torch.from_numpy(values) for matrix, values in mats.items()})

@@ -1,4 +1,8 @@
-"""What every weights reader shares: the refusal, the caps, and the checks of names, shapes and values."""
+"""What every weights reader shares: the refusal, the caps, and the checks of names, shapes and values.
+
+The bytes themselves (JSON, pickles, safetensors headers) are read by `attnlab.untrusted`; `refused` turns
+its refusals into this package's WeightsErrors.
+"""
 
 from __future__ import annotations
 
@@ -9,12 +13,10 @@ import numpy as np
 
 from attnlab.limits import MAX_D_MODEL, MAX_WEIGHT, MIN_D_MODEL
 from attnlab.multihead import NAMES
+from attnlab.untrusted import DETAIL_CHARS, SHORT_CHARS, Refusal, clip, pickled
 
 FORMAT = "attnlab-weights/1"
 PICKLE_SUFFIXES = (".pt", ".pth", ".pkl", ".pickle", ".ckpt", ".bin", ".joblib")
-PICKLE_PROTOCOLS = (2, 3, 4, 5)  # a pickle of protocol 2+ starts with 0x80 and its protocol byte
-DETAIL_CHARS = 200
-SHORT_CHARS = 40
 
 T = TypeVar("T")
 
@@ -28,20 +30,41 @@ class WeightsError(ValueError):
         super().__init__(reason if self.detail is None else f"{reason}: {self.detail}")
 
 
-def clip(text: object, limit: int) -> str:
-    """Outside or library text cut to `limit` characters, on one line, encodable (no lone surrogates)."""
-    flat = " ".join(str(text).split()).encode("utf-8", "backslashreplace").decode("utf-8")
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
-
-
-def is_pickle(data: bytes) -> bool:
-    """A pickle of protocol 2 or later: what torch.save, joblib and pickle.dumps write."""
-    return len(data) >= 2 and data[0] == 0x80 and data[1] in PICKLE_PROTOCOLS
-
-
 def unreadable(data: bytes, reason: str, detail: str | None = None, **fmt: object) -> WeightsError:
-    """The refusal for a file that is not valid in its declared format: a pickle is named as one."""
-    return WeightsError("pickle_refused") if is_pickle(data) else WeightsError(reason, detail, **fmt)
+    """The refusal for a file that is not valid in its declared format: a pickle (of either kind) is named as one."""
+    return WeightsError("pickle_refused") if pickled(data) else WeightsError(reason, detail, **fmt)
+
+
+def refused(err: Refusal, data: bytes) -> WeightsError:
+    """The WeightsError for a refusal of `attnlab.untrusted`: this package's reason, fields and detail."""
+    f, detail = err.fmt, err.detail
+    match err.reason:
+        case "json_encoding":
+            return WeightsError("json_encoding", detail)
+        case "json_too_many":
+            return WeightsError("json_too_many_values", count=f["count"], cap=f["cap"])
+        case "json_syntax":
+            return WeightsError("json_syntax", detail, line=f["line"], col=f["col"])
+        case "json_too_deep":
+            return WeightsError("json_too_deep", detail)
+        case "json_number_too_long":
+            return WeightsError("json_number_too_long", detail)
+        case "json_duplicate_key":
+            return WeightsError("json_duplicate_key", key=f["key"])
+        case "st_length" | "st_too_big":  # st_too_big: this package sets no header cap beyond the upload's
+            declared = f.get("declared", f.get("size"))
+            return unreadable(data, "st_length", declared=declared, available=max(len(data) - 8, 0))
+        case "st_not_object":
+            return WeightsError("st_header", detail)
+        case "st_dtype":
+            return WeightsError("dtype", name=f["name"], dtype=f["dtype"], allowed=f["allowed"])
+        case "st_entry" | "st_rank":  # st_rank: this package asks for no rank (check_shapes names the shape)
+            return WeightsError("st_entry", name=f["name"], field=f.get("field", "shape"))
+        case "st_offsets":
+            return WeightsError("st_offsets", name=f["name"], start=f["start"], end=f["end"], size=f["size"])
+        case "st_data_size":
+            return WeightsError("data_size", name=f["name"], declared=f["declared"], expected=f["expected"])
+    raise AssertionError(f"no WeightsError for the refusal {err.reason!r}")
 
 
 def weight_name(key: str) -> str | None:

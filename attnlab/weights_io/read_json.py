@@ -1,55 +1,18 @@
-"""Weights from our JSON: the object count bounded before parsing, structure and every cell's type checked."""
+"""Weights from our JSON: the object count bounded before parsing (attnlab.untrusted), structure and cells checked."""
 
 from __future__ import annotations
-
-import json
-from collections import Counter
 
 import numpy as np
 
 from attnlab.limits import MAX_D_MODEL, MAX_WEIGHT
 from attnlab.multihead import NAMES
-from attnlab.weights_io.checks import FORMAT, SHORT_CHARS, WeightsError, cell, check_shapes, clip, is_pickle, pick
+from attnlab.untrusted import JsonRules, is_pickle, json_kind, parse_json
+from attnlab.weights_io.checks import FORMAT, SHORT_CHARS, WeightsError, cell, check_shapes, clip, pick
 
 # Commas and brackets a JSON file may hold: twice what four of the largest matrices need, so json.loads
 # builds at most this many Python objects whatever the file's shape.
 JSON_TOKENS = 2 * len(NAMES) * (MAX_D_MODEL + 1) ** 2
-
-
-def _json_object(pairs: list[tuple[str, object]]) -> dict[str, object]:
-    """A JSON object as a dict, refusing a repeated key (json would silently keep the last one)."""
-    obj = dict(pairs)
-    if len(obj) != len(pairs):
-        key = next(key for key, count in Counter(key for key, _ in pairs).items() if count > 1)
-        raise WeightsError("json_duplicate_key", key=clip(key, SHORT_CHARS))
-    return obj
-
-
-def parse_json(raw: bytes | memoryview) -> object:
-    """UTF-8 JSON (a leading BOM allowed) parsed with its object count bounded before json.loads builds any."""
-    try:
-        text = str(raw, "utf-8-sig")
-    except UnicodeDecodeError as err:
-        raise WeightsError("json_encoding", str(err)) from None
-    tokens = text.count(",") + text.count("[") + text.count("{")
-    if tokens > JSON_TOKENS:
-        raise WeightsError("json_too_many_values", count=tokens, cap=JSON_TOKENS)
-    try:
-        return json.loads(text, object_pairs_hook=_json_object)
-    except WeightsError:
-        raise
-    except json.JSONDecodeError as err:
-        raise WeightsError("json_syntax", err.msg, line=err.lineno, col=err.colno) from None
-    except RecursionError as err:
-        raise WeightsError("json_too_deep", str(err)) from None
-    except ValueError as err:  # an integer past Python's digit limit (4300 digits)
-        raise WeightsError("json_number_too_long", str(err)) from None
-
-
-def json_kind(value: object) -> str:
-    """What a JSON value is, in JSON's own words, for a refusal's detail."""
-    kinds = {bool: "true/false", str: "a string", type(None): "null", list: "a list", dict: "an object"}
-    return kinds.get(type(value), type(value).__name__)
+JSON_RULES = JsonRules(JSON_TOKENS, commas=True, bom=True)  # UTF-8, a leading BOM allowed
 
 
 def _json_shape(name: str, rows: object) -> tuple[int, int]:
@@ -91,7 +54,7 @@ def read_json(data: bytes) -> dict[str, np.ndarray]:
     """Matrices from our JSON: structure and shapes checked on the parsed lists, each cell's type before any array."""
     if is_pickle(data):
         raise WeightsError("pickle_refused")
-    doc = parse_json(data)
+    doc = parse_json(data, JSON_RULES)
     if not isinstance(doc, dict):
         raise WeightsError("json_not_object", detail=f"the top level is {json_kind(doc)}")
     _check_format(doc)
