@@ -16,7 +16,7 @@ from collections.abc import Callable
 import plotly.io as pio
 import plotly.offline
 
-from attnlab.classroom.steps import STEPS, Step, column_labels, head_breaks
+from attnlab.stages import STEPS, Step, column_labels, head_breaks
 from attnlab.figures import grid_figure, matrix_figure
 from attnlab.pipeline import LabConfig, LabResult
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from attnlab.classroom.steps import STEPS, column_labels, dim_names
+from attnlab.stages import STEPS, column_labels, dim_names
 from attnlab.pipeline import LabResult
 
 

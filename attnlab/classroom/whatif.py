@@ -13,7 +13,7 @@ from typing import Literal
 
 import numpy as np
 
-from attnlab.classroom.steps import STEPS, Step
+from attnlab.stages import STEPS, Step
 from attnlab.limits import MAX_SEED
 from attnlab.pipeline import LabConfig, LabResult, run_lab
 

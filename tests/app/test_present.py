@@ -8,7 +8,7 @@ import re
 import pytest
 import torch
 
-from attnlab.classroom.steps import N_STEPS
+from attnlab.stages import N_STEPS
 from attnlab.pipeline import LabConfig, run_lab
 from attnlab.ui.app.i18n import catalog
 from tests.app.conftest import assert_clean, open_page, texts

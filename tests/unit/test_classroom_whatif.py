@@ -9,7 +9,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from attnlab.classroom.steps import STEPS
+from attnlab.stages import STEPS
 from attnlab.classroom.whatif import Change, compare, difference
 from attnlab.limits import MAX_SEED
 from attnlab.pipeline import LabConfig, run_lab

@@ -7,7 +7,7 @@ import urllib.parse
 import numpy as np
 import streamlit as st
 
-from attnlab.classroom.steps import column_labels, head_breaks
+from attnlab.stages import column_labels, head_breaks
 from attnlab.classroom.whatif import CHANGES, Change, StageDiff, WhatIf, compare
 from attnlab.figures import grid_figure, matrix_figure
 from attnlab.params import choice_param

@@ -15,7 +15,7 @@ from attnlab.classroom.answers import AnswerError
 from attnlab.classroom.build import questions_for_step
 from attnlab.classroom.questions import Grade, MaskQuestion, Question, ScalingQuestion
 from attnlab.classroom.score import Score
-from attnlab.classroom.steps import N_STEPS
+from attnlab.stages import N_STEPS
 from attnlab.figures import projector
 from attnlab.params import bool_param, int_param
 from attnlab.pipeline import LabResult
