@@ -16,9 +16,9 @@ from collections.abc import Callable
 import plotly.io as pio
 import plotly.offline
 
-from attnlab.classroom.steps import STEPS, Step, column_labels, head_breaks
 from attnlab.figures import grid_figure, matrix_figure
 from attnlab.pipeline import LabConfig, LabResult
+from attnlab.stages import STEPS, Step, column_labels, head_breaks
 
 Translate = Callable[..., str]  # tr(key, **fields): the string for `key` in the pack's language
 

@@ -27,6 +27,7 @@ from attnlab.classroom.questions import (
 )
 from attnlab.limits import MAX_SCALING_DK as BIG_D_K
 from attnlab.pipeline import LabConfig, LabResult, run_lab
+from attnlab.stages import N_STEPS, NAMES, by_name, step
 
 
 def state_digest(config: LabConfig) -> str:
@@ -110,23 +111,34 @@ BUILDERS: dict[type[Question], Callable[[Asked], Question]] = {
     ArgmaxQuestion: _argmax,
     RowSumQuestion: _row_sum,
 }
-QUESTION_STEPS: dict[int, tuple[str, ...]] = {
-    number: tuple(kind.qid for kind in BUILDERS if kind.step == number) for number in sorted({k.step for k in BUILDERS})
+QUESTION_STAGES: dict[str, tuple[str, ...]] = {  # stage name -> the ids of the questions asked before it, in order
+    name: qids for name in NAMES if (qids := tuple(kind.qid for kind in BUILDERS if kind.stage == name))
 }
+QUESTION_STEPS: dict[int, tuple[str, ...]] = {by_name(name).number: qids for name, qids in QUESTION_STAGES.items()}
 
 
 def questions_for_step(
     number: int, config: LabConfig, result: LabResult, *, head: int = 0, query: int | None = None
 ) -> tuple[Question, ...]:
-    """The questions of presenter step `number` (none for most steps, or for an empty sentence).
+    """The questions of presenter step `number` (1..11): those of the stage it shows; none outside that range."""
+    if not 1 <= number <= N_STEPS:
+        return ()
+    return questions_for_stage(step(number).name, config, result, head=head, query=query)
+
+
+def questions_for_stage(
+    name: str, config: LabConfig, result: LabResult, *, head: int = 0, query: int | None = None
+) -> tuple[Question, ...]:
+    """The questions asked before stage `name` (none for most stages, or for an empty sentence).
 
     `head` is 0-based (the presenter's "all heads" view asks about head 0); `query` overrides the
     row drawn from the digest (e.g. the row the Playground has outlined).
     """
-    if not result.tokens or number not in QUESTION_STEPS:
+    by_name(name)  # an unknown name is a bug, not a stage without questions
+    if not result.tokens or name not in QUESTION_STAGES:
         return ()
     if not 0 <= head < result.steps.n_heads:
         raise ValueError(f"head must be 0..{result.steps.n_heads - 1}, got {head}")
     row = pick_query(config, result.steps.heads.blocked[head]) if query is None else query
     asked = Asked(config, result, head, row)
-    return tuple(build(asked) for kind, build in BUILDERS.items() if kind.step == number)
+    return tuple(build(asked) for kind, build in BUILDERS.items() if kind.stage == name)

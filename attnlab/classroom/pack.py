@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from attnlab.classroom.steps import STEPS, column_labels, dim_names
 from attnlab.pipeline import LabResult
+from attnlab.stages import STEPS, column_labels, dim_names
 
 
 @dataclass(frozen=True)

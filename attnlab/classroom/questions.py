@@ -49,7 +49,7 @@ class Question:
     """A question about one head of one Playground state; `uid` is the same for everyone with the same link."""
 
     qid: ClassVar[str]
-    step: ClassVar[int]
+    stage: ClassVar[str]  # the stage it is asked before (a name of attnlab.stages.NAMES)
     uid: str
     head: int  # 0-based; the UI says head + 1
 
@@ -93,7 +93,7 @@ class ShapeQuestion(Question):
     """Step 2: the shape of Q = X W_Q for this sentence."""
 
     qid: ClassVar[str] = "q_shape"
-    step: ClassVar[int] = 2
+    stage: ClassVar[str] = "q"
     shape: tuple[int, ...]  # result.steps.q.shape: (T, d_model)
 
     @property
@@ -119,7 +119,7 @@ class ArgmaxQuestion(Question):
     """Step 8: which key the chosen query row will weigh most after softmax."""
 
     qid: ClassVar[str] = "argmax"
-    step: ClassVar[int] = 8
+    stage: ClassVar[str] = "weights"
     tokens: tuple[str, ...]
     query: int  # 0-based row
     masked: np.ndarray  # (T,) what softmax sees in that row: scaled scores, -inf where blocked
@@ -167,7 +167,7 @@ class MaskQuestion(Question):
     """Step 7: which cells the mask sets to -inf (as cells for a small T, as a count for a large one)."""
 
     qid: ClassVar[str] = "mask"
-    step: ClassVar[int] = 7
+    stage: ClassVar[str] = "masked"
     blocked: np.ndarray  # (T, T) bool, True where query i may not see key j
 
     @property
@@ -239,7 +239,7 @@ class RowSumQuestion(Question):
     """Step 8: what each row of the weights adds up to (1 for a row that sees keys, 0 for one that sees none)."""
 
     qid: ClassVar[str] = "row_sum"
-    step: ClassVar[int] = 8
+    stage: ClassVar[str] = "weights"
     tokens: tuple[str, ...]
     query: int  # the row written out in the explanation
     weights: np.ndarray  # (T, T) after softmax
@@ -286,7 +286,7 @@ class ScalingQuestion(Question):
     """Step 6: what softmax does without 1/sqrt(d_k) when d_k is large (multiple choice)."""
 
     qid: ClassVar[str] = "scaling"
-    step: ClassVar[int] = 6
+    stage: ClassVar[str] = "scaled"
     choices: ClassVar[tuple[str, ...]] = CHOICES  # locale keys present.question.scaling.choice_<id>
     d_k: int  # this state's head width
     big_d_k: int

@@ -13,9 +13,9 @@ from typing import Literal
 
 import numpy as np
 
-from attnlab.classroom.steps import STEPS, Step
 from attnlab.limits import MAX_SEED
 from attnlab.pipeline import LabConfig, LabResult, run_lab
+from attnlab.stages import STEPS, Step
 
 ChangeKind = Literal["causal", "scale", "positions", "seed", "reset_edits"]
 CHANGES: tuple[ChangeKind, ...] = ("causal", "scale", "positions", "seed", "reset_edits")

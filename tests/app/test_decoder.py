@@ -52,7 +52,7 @@ def test_an_opened_head_runs_through_the_playgrounds_eleven_stages_with_the_deco
     assert len(charts) == 2 + len(STAGES) + 2
     decoder = trained.load("induction-2l")
     run = decoder.run(SEQ.split())
-    softmax = 2 + [s.key for s in STAGES].index("softmax")
+    softmax = 2 + list(STAGES).index("weights")
     assert np.allclose(heatmap_values(at, softmax)[0], run.attentions[layer, head], atol=1e-6)
     n = len(run.tokens)
     assert (blocked_cells(at, softmax - 1)[0] == np.triu(np.ones((n, n), bool), 1)).all()  # the causal mask

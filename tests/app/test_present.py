@@ -5,12 +5,14 @@ from __future__ import annotations
 import math
 import re
 
+import numpy as np
 import pytest
 import torch
 
-from attnlab.classroom.steps import N_STEPS
 from attnlab.pipeline import LabConfig, run_lab
+from attnlab.stages import N_STEPS, STEPS
 from attnlab.ui.app.i18n import catalog
+from tests.app.charts import heatmap_values
 from tests.app.conftest import assert_clean, open_page, texts
 
 PRESENT = "views/present.py"
@@ -46,6 +48,13 @@ def test_every_step_draws_its_stage_in_both_languages(step, lang):
     strings = catalog(lang)
     assert any(m.value == f"## {step}. {strings[f'present.step.{step}.title']}" for m in at.markdown)
     assert any(strings["present.ui.step_of"].format(k=step, n=N_STEPS) in m.value for m in at.markdown)
+    stage = STEPS[step - 1]  # the core's stage of that number: the chart shows its matrix, every head's panel
+    expected = stage.matrix(run_lab(LabConfig())).numpy()
+    expected = list(expected) if stage.per_head else [expected]
+    panels = heatmap_values(at, 0)
+    assert len(panels) == len(expected)
+    for shown, m in zip(panels, expected, strict=True):
+        assert np.allclose(shown, np.where(np.isneginf(m), np.nan, m), atol=1e-6, equal_nan=True), stage.name
 
 
 def test_next_and_previous_move_the_step_and_the_link():

@@ -15,9 +15,9 @@ from attnlab.attention import attention_steps
 from attnlab.classroom.answers import AnswerError
 from attnlab.classroom.build import QUESTION_STEPS, questions_for_step
 from attnlab.classroom.questions import Grade, Question, RowSumQuestion, spread_change
-from attnlab.classroom.steps import N_STEPS
 from attnlab.multihead import MultiHeadWeights
 from attnlab.pipeline import LabConfig, run_lab
+from attnlab.stages import N_STEPS
 from attnlab.tokens import input_matrix, tokenize
 from attnlab.ui.app.i18n import LANGS, catalog
 

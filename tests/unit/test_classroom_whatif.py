@@ -9,10 +9,10 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from attnlab.classroom.steps import STEPS
 from attnlab.classroom.whatif import Change, compare, difference
 from attnlab.limits import MAX_SEED
 from attnlab.pipeline import LabConfig, run_lab
+from attnlab.stages import STEPS
 
 BASE = LabConfig(text="<BOS> I like you <EOS>", d_model=8, heads=2, seed=3)
 EDITED = replace(BASE, edits=((("w_q", 0, 1), 2.5), (("w_v", 3, 3), -1.0)))

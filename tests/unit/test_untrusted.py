@@ -17,7 +17,7 @@ from attnlab.attnfile import AttentionFileError
 from attnlab.attnfile import load as load_attention
 from attnlab.attnfile.reader import _refused as attnfile_error
 from attnlab.multihead import NAMES
-from attnlab.ui.i18n import LANGS, catalog
+from attnlab.ui.app.i18n import LANGS, catalog
 from attnlab.untrusted import (
     ST_DTYPES,
     Entry,

@@ -1,8 +1,10 @@
-"""The eleven stages of multi-head attention as a table, and the renderer that draws them for any pages that need them.
+"""The UI's table of the eleven stages, keyed by the core's stage names, and the renderer that draws them.
 
-Each `Stage` knows its title, formula, shape and figure for a `StageView` (what is computed plus which
-heads are on screen), so the Playground draws them all in order, a presenter draws one per screen,
-and a comparison draws one stage for two runs, all from the same table.
+`STAGES[name]` is how the stage `name` of `attnlab.stages` (the one table of names and order) is
+drawn: its title and note (locale keys `stages.<name>`, `stages.<name>_note`), formula, shape and
+figure for a `StageView`. The Playground draws them all in order, the presenter one per screen,
+a what-if comparison one stage for two runs, and the Real model and decoder pages one head's,
+all by name. How each looks lives in `attnlab.ui.parts.stage_view`.
 """
 
 from __future__ import annotations
@@ -10,15 +12,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
-import torch
 
-from attnlab.figures import dim_labels, dot_product_hover, matrices_figure, matrix_figure
-from attnlab.multihead import MultiHeadSteps
+from attnlab.stages import NAMES, Step, by_name
 from attnlab.ui.app.i18n import t
-from attnlab.ui.app.widgets import chart, shape_text, stage
+from attnlab.ui.app.widgets import chart, stage
 from attnlab.ui.parts.heads import (
     MAX_PANELS,
     PANEL_CELLS,
@@ -28,11 +27,37 @@ from attnlab.ui.parts.heads import (
     panels_per_view,
     shown_heads,
 )
+from attnlab.ui.parts.stage_view import (
+    StageView,
+    concat_formula,
+    concat_shape,
+    mask_formula,
+    mask_note,
+    model_figure,
+    model_shape,
+    note,
+    output_formula,
+    projection_figure,
+    projection_formula,
+    projection_shape,
+    scaled_formula,
+    scores_figure,
+    scores_formula,
+    split_note,
+    square_figure,
+    square_shape,
+    weights_formula,
+    x_figure,
+    x_formula,
+    x_note,
+    z_figure,
+    z_formula,
+    z_shape,
+)
 
-__all__ = [  # the table and its renderer, and the head picker other modules have imported from here
+__all__ = [  # the table and its renderer, the view it draws, and the head picker other modules import from here
     "MAX_PANELS",
     "PANEL_CELLS",
-    "STABLE",
     "STAGES",
     "Stage",
     "StageView",
@@ -43,305 +68,79 @@ __all__ = [  # the table and its renderer, and the head picker other modules hav
     "panels_per_view",
     "render",
     "shown_heads",
+    "stable_figure",
 ]
-HOVER_TERMS_MAX_T = 16  # past this, spelling out every dot product costs more than it shows
-
-
-@dataclass(frozen=True)
-class StageView:
-    """What the stage table draws: the tokens, X, every computed stage, which heads are shown and how X was made."""
-
-    tokens: list[str]
-    x: torch.Tensor  # (T, d_model)
-    steps: MultiHeadSteps
-    shown: tuple[int, ...]  # head indices on screen (0-based)
-    causal: bool
-    query: int | None = None  # a picked query row, outlined in every stage
-    positions: bool = False  # X = E + PE
-    bias: bool = False  # projections with a bias (a trained model): Q = X W_Q + b_Q
-    layer: int | None = None  # a trained model's layer (0-based): X is its embeddings or the layer before's output
-
-    @property
-    def one(self) -> int | None:
-        """The head, when exactly one is shown."""
-        return self.shown[0] if len(self.shown) == 1 and self.steps.n_heads > 1 else None
-
-    @property
-    def sub(self) -> str:
-        """The subscript of per-head symbols: h for several heads, the head's number for one."""
-        return "h" if self.one is None else str(self.one + 1)
-
-    @property
-    def t_len(self) -> int:
-        return len(self.tokens)
-
-    @property
-    def d_model(self) -> int:
-        return self.steps.q.size(-1)
-
-    def titles(self) -> list[str]:
-        """Panel titles: Head 1, Head 2, ..."""
-        return [t("lab.check_head", h=h + 1) for h in self.shown]
-
-    def per_head(self, tensor: torch.Tensor) -> list[np.ndarray]:
-        """One matrix per shown head from an (H, ...) tensor."""
-        return [tensor[h].numpy() for h in self.shown]
-
-    def head_dims(self, h: int) -> list[str]:
-        """The d_model column labels that head h owns."""
-        d_k = self.steps.d_k
-        return dim_labels(self.d_model)[h * d_k : (h + 1) * d_k]
-
-    def head_breaks(self) -> list[int]:
-        """The columns where a new head's block starts."""
-        d_k = self.steps.d_k
-        return list(range(d_k, self.d_model, d_k))
-
-
-def by_token(view: StageView) -> dict:
-    """Axis names and the outlined row of a (T, d) matrix."""
-    return dict(row_name=t("stages.token"), col_name=t("stages.dim"), highlight_row=view.query)
-
-
-def square(view: StageView) -> dict:
-    """Axis names and the outlined row of a (T, T) matrix."""
-    return dict(row_name=t("stages.query"), col_name=t("stages.key"), highlight_row=view.query)
-
-
-def plus_bias(letter: str, view: StageView) -> str:
-    """'+ b_Q' when the projections carry a bias."""
-    return rf" + b^{letter}" if view.bias else ""
-
-
-# --------------------------------------------------------------------------------------------- formulas
-
-
-def x_formula(view: StageView) -> str:
-    if view.layer == 0:
-        return r"X = \mathrm{LayerNorm}(E_{\mathrm{token}} + E_{\mathrm{position}} + E_{\mathrm{segment}})"
-    if view.layer is not None:
-        return rf"X = Y^{{({view.layer})}}"
-    return r"X = E + PE" if view.positions else r"X = E"
-
-
-def x_note(view: StageView) -> str:
-    """Where X came from: hashed embeddings here, a trained model's embeddings or its layer before."""
-    if view.layer == 0:
-        return t("stages.x_note_trained_first")
-    if view.layer is not None:
-        return t("stages.x_note_trained", before=view.layer)
-    return t("stages.x_note")
-
-
-def projection_formula(letter: str) -> Callable[[StageView], str]:
-    """Q = X W^Q for all heads, or head h's slice of the columns of W^Q."""
-
-    def formula(view: StageView) -> str:
-        if view.one is None:
-            return rf"{letter} = X\,W^{letter}" + plus_bias(letter, view)
-        h, d_k = view.one, view.steps.d_k
-        return rf"{letter}_{{{h + 1}}} = X\,W^{letter}_{{[:,\,{h * d_k}:{(h + 1) * d_k}]}}" + plus_bias(letter, view)
-
-    return formula
-
-
-def scores_formula(view: StageView) -> str:
-    return rf"S_{view.sub} = Q_{view.sub} K_{view.sub}^\top"
-
-
-def scaled_formula(view: StageView) -> str:
-    s, scale, d_k = view.sub, view.steps.heads.scale, view.steps.d_k
-    return rf"\frac{{S_{s}}}{{\sqrt{{d_k}}}} = S_{s} \times \frac{{1}}{{\sqrt{{{d_k}}}}} = S_{s} \times {scale:.4f}"
-
-
-def mask_formula(view: StageView) -> str:
-    if view.causal:
-        return r"S'' = S' + M,\quad M_{ij} = \begin{cases}0 & j \le i\\ -\infty & j > i\end{cases}"
-    return r"S'' = S' + M,\quad M = 0"
-
-
-def softmax_formula(view: StageView) -> str:
-    return (
-        rf"A_{view.sub} = \mathrm{{softmax}}(S'') ,\quad A_{{ij}} = "
-        r"\frac{e^{S''_{ij} - m_i}}{\sum_{j'} e^{S''_{ij'} - m_i}},\ m_i = \max_j S''_{ij}"
-    )
-
-
-def weighted_formula(view: StageView) -> str:
-    return rf"Z_{view.sub} = A_{view.sub} V_{view.sub}"
-
-
-def concat_formula(view: StageView) -> str:
-    return r"\mathrm{Concat}(Z_1, \dots, Z_H)"
-
-
-def output_formula(view: StageView) -> str:
-    return r"\mathrm{Output} = \mathrm{Concat}(Z_1, \dots, Z_H)\, W^O" + plus_bias("O", view)
-
-
-# --------------------------------------------------------------------------------------------- shapes
-
-
-def model_shape(name: str) -> Callable[[StageView], str]:
-    """(T, d_model)."""
-    return lambda view: shape_text(name, ["T", "d_model"], [view.t_len, view.d_model])
-
-
-def projection_shape(letter: str) -> Callable[[StageView], str]:
-    """(T, d_model) for all heads, (T, d_k) for one."""
-
-    def shape(view: StageView) -> str:
-        if view.one is None:
-            return shape_text(letter, ["T", "d_model"], [view.t_len, view.d_model])
-        return shape_text(f"{letter}_{view.one + 1}", ["T", "d_k"], [view.t_len, view.steps.d_k])
-
-    return shape
-
-
-def square_shape(name: str) -> Callable[[StageView], str]:
-    """(T, T)."""
-    return lambda view: shape_text(name, ["T", "T"], [view.t_len, view.t_len])
-
-
-def z_shape(view: StageView) -> str:
-    return shape_text("Z", ["T", "d_k"], [view.t_len, view.steps.d_k])
-
-
-def concat_shape(view: StageView) -> str:
-    return shape_text("Concat", ["T", "H·d_k"], [view.t_len, view.d_model])
-
-
-# --------------------------------------------------------------------------------------------- figures
-
-
-def x_figure(view: StageView) -> go.Figure:
-    return matrix_figure(view.x.numpy(), view.tokens, dim_labels(view.d_model), **by_token(view))
-
-
-def model_figure(pick: Callable[[MultiHeadSteps], torch.Tensor]) -> Callable[[StageView], go.Figure]:
-    """A (T, d_model) stage with a rule where each head's columns start."""
-
-    def figure(view: StageView) -> go.Figure:
-        m = pick(view.steps).numpy()
-        return matrix_figure(m, view.tokens, dim_labels(view.d_model), col_breaks=view.head_breaks(), **by_token(view))
-
-    return figure
-
-
-def projection_figure(letter: str) -> Callable[[StageView], go.Figure]:
-    """Q (K, V) for all heads with their column blocks, or one head's slice."""
-    full = model_figure(lambda steps: getattr(steps, letter))
-
-    def figure(view: StageView) -> go.Figure:
-        if view.one is None:
-            return full(view)
-        part = getattr(view.steps.heads, letter)[view.one].numpy()
-        return matrix_figure(part, view.tokens, view.head_dims(view.one), **by_token(view))
-
-    return figure
-
-
-def square_figure(name: str, **kw) -> Callable[[StageView], go.Figure]:
-    """One (T, T) matrix per shown head, from the per-head stage `name`."""
-
-    def figure(view: StageView) -> go.Figure:
-        mats = view.per_head(getattr(view.steps.heads, name))
-        blocked = dict(blocked_text=t("stages.blocked")) if name in ("masked", "shifted") else {}
-        return matrices_figure(mats, view.titles(), view.tokens, view.tokens, **square(view), **blocked, **kw)
-
-    return figure
-
-
-def scores_figure(view: StageView) -> go.Figure:
-    """The scores, with the dot product behind each cell in the hover for short texts."""
-    heads = view.steps.heads
-    hover = None
-    if view.t_len <= HOVER_TERMS_MAX_T:
-        hover = [dot_product_hover(heads.q[h].numpy(), heads.k[h].numpy(), "q·k =") for h in view.shown]
-    return matrices_figure(
-        view.per_head(heads.scores), view.titles(), view.tokens, view.tokens, hover_extra=hover, **square(view)
-    )
-
-
-def z_figure(view: StageView) -> go.Figure:
-    """Each shown head's output Z (T, d_k)."""
-    mats = view.per_head(view.steps.heads.output)
-    cols = dim_labels(view.steps.d_k) if view.one is None else view.head_dims(view.one)
-    return matrices_figure(mats, view.titles(), view.tokens, cols, **by_token(view))
-
-
-# --------------------------------------------------------------------------------------------- the table
 
 
 @dataclass(frozen=True)
 class Stage:
-    """One stage: its locale keys (stages.<key>, stages.<note>), formula, shape line and figure."""
+    """One stage as the UI draws it: the core stage it shows (by name), its formula, shape line, figure and note."""
 
-    key: str
+    name: str  # a name of attnlab.stages.NAMES; its title is the locale key stages.<name>
     formula: Callable[[StageView], str]
     shape: Callable[[StageView], str]
     figure: Callable[[StageView], go.Figure]
     note: Callable[[StageView], str | None] = lambda view: None
 
+    @property
+    def step(self) -> Step:
+        """The core's stage of the same name: its number, its matrix in a run, its axes."""
+        return by_name(self.name)
 
-def note(key: str, **fields: Callable[[StageView], object]) -> Callable[[StageView], str]:
-    """A stage note from a locale key, its fields computed from the view."""
-    return lambda view: t(key, **{name: field(view) for name, field in fields.items()})
-
-
-def split_note(view: StageView) -> str | None:
-    return t("stages.split_note", d_k=view.steps.d_k) if view.one is None else None
-
-
-STAGES: tuple[Stage, ...] = (
-    Stage("x", x_formula, model_shape("X"), x_figure, x_note),
-    Stage("q", projection_formula("Q"), projection_shape("Q"), projection_figure("q"), split_note),
-    Stage("k", projection_formula("K"), projection_shape("K"), projection_figure("k"), split_note),
-    Stage("v", projection_formula("V"), projection_shape("V"), projection_figure("v"), split_note),
-    Stage("scores", scores_formula, square_shape("S"), scores_figure, note("stages.scores_note")),
-    Stage("scaled", scaled_formula, square_shape("S'"), square_figure("scaled"), note("stages.scaled_note")),
-    Stage(
-        "masked",
-        mask_formula,
-        square_shape("M"),
-        square_figure("masked"),
-        lambda view: t("stages.mask_causal" if view.causal else "stages.mask_none"),
-    ),
-    Stage(
-        "softmax",
-        softmax_formula,
-        square_shape("A"),
-        square_figure("weights", kind="prob"),
-        note("stages.softmax_note"),
-    ),
-    Stage("weighted", weighted_formula, z_shape, z_figure, note("stages.weighted_note")),
-    Stage(
-        "concat",
-        concat_formula,
-        concat_shape,
-        model_figure(lambda steps: steps.concat),
-        note("stages.concat_note", h=lambda view: view.steps.n_heads),
-    ),
-    Stage(
-        "output",
-        output_formula,
-        model_shape("Output"),
-        model_figure(lambda steps: steps.output),
-        note("stages.output_note"),
-    ),
-)
-STABLE = Stage("stable", softmax_formula, square_shape("S'' − m"), square_figure("shifted"))
+    @property
+    def title(self) -> str:
+        """The stage's heading in the session's language."""
+        return t(f"stages.{self.name}")
 
 
-def draw(index: int, spec: Stage, view: StageView, key: str) -> None:
-    """One stage: heading, formula, shape, note, then its figure."""
-    stage(index, t(f"stages.{spec.key}"), spec.formula(view), spec.shape(view), spec.note(view))
+STAGES: dict[str, Stage] = {
+    spec.name: spec
+    for spec in (
+        Stage("x", x_formula, model_shape("X"), x_figure, x_note),
+        Stage("q", projection_formula("Q"), projection_shape("Q"), projection_figure("q"), split_note),
+        Stage("k", projection_formula("K"), projection_shape("K"), projection_figure("k"), split_note),
+        Stage("v", projection_formula("V"), projection_shape("V"), projection_figure("v"), split_note),
+        Stage("scores", scores_formula, square_shape("S"), scores_figure, note("stages.scores_note")),
+        Stage("scaled", scaled_formula, square_shape("S'"), square_figure("scaled"), note("stages.scaled_note")),
+        Stage("masked", mask_formula, square_shape("M"), square_figure("masked"), mask_note),
+        Stage(
+            "weights",
+            weights_formula,
+            square_shape("A"),
+            square_figure("weights", kind="prob"),
+            note("stages.weights_note"),
+        ),
+        Stage("z", z_formula, z_shape, z_figure, note("stages.z_note")),
+        Stage(
+            "concat",
+            concat_formula,
+            concat_shape,
+            model_figure(lambda steps: steps.concat),
+            note("stages.concat_note", h=lambda view: view.steps.n_heads),
+        ),
+        Stage(
+            "output",
+            output_formula,
+            model_shape("Output"),
+            model_figure(lambda steps: steps.output),
+            note("stages.output_note"),
+        ),
+    )
+}
+stable_figure = square_figure(
+    "shifted"
+)  # the stable softmax's shifted scores S'' - m, shown under the weights on request
+
+
+def draw(spec: Stage, view: StageView, key: str) -> None:
+    """One stage: numbered heading, formula, shape, note, then its figure."""
+    stage(spec.step.number, spec.title, spec.formula(view), spec.shape(view), spec.note(view))
     chart(spec.figure(view), key)
 
 
 def render(view: StageView, key: str = "st", upto: int | None = None) -> None:
-    """Every stage in order (or the first `upto`); after the softmax, the stable softmax's shifted scores on request."""
-    for index, spec in enumerate(STAGES[:upto], start=1):
-        draw(index, spec, view, f"{key}.{spec.key}")
-        if spec.key == "softmax" and st.toggle(t("stages.show_stable"), key=f"{key}.show_stable"):
-            chart(STABLE.figure(view), f"{key}.stable")
+    """Every stage in the core's order (or the first `upto`); the stable softmax's shifted scores under the weights."""
+    for name in NAMES[:upto]:
+        draw(STAGES[name], view, f"{key}.{name}")
+        if name == "weights" and st.toggle(t("stages.show_stable"), key=f"{key}.show_stable"):
+            chart(stable_figure(view), f"{key}.stable")

@@ -190,8 +190,9 @@ def head_stages(model: trained.Decoder, run: trained.DecoderRun) -> None:
     note = t("decoder.x_note_first") if first else t("decoder.x_note", before=layer)
     st.caption(f"{shape_text('X', ('T', 'd_model'), tuple(steps.x_q.shape))} · {note}")
     chart(matrix_figure(steps.x_q.numpy(), tokens, dim_labels(steps.x_q.size(-1))), "decoder.st.x")
-    for index, spec in enumerate(STAGES[1:], start=2):
-        draw(index, spec, view, f"decoder.st.{spec.key}")
+    for spec in STAGES.values():
+        if spec.name != "x":  # drawn above: the stream entering the layer
+            draw(spec, view, f"decoder.st.{spec.name}")
 
 
 def training(model_name: str, step: int) -> None:

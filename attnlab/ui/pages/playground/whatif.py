@@ -7,11 +7,11 @@ import urllib.parse
 import numpy as np
 import streamlit as st
 
-from attnlab.classroom.steps import column_labels, head_breaks
 from attnlab.classroom.whatif import CHANGES, Change, StageDiff, WhatIf, compare
 from attnlab.figures import grid_figure, matrix_figure
 from attnlab.params import choice_param
 from attnlab.pipeline import LabConfig
+from attnlab.stages import column_labels, head_breaks
 from attnlab.ui.app.i18n import t
 from attnlab.ui.app.state import PageState
 from attnlab.ui.app.widgets import chart, selectbox, stage
@@ -44,10 +44,10 @@ def panels(pair: StageDiff, head: int) -> tuple[list[np.ndarray], np.ndarray]:
     return [pair.base, pair.changed], pair.diff
 
 
-def draw_pair(index: int, pair: StageDiff, what: WhatIf, view: StageView) -> None:
+def draw_pair(pair: StageDiff, what: WhatIf, view: StageView) -> None:
     """One stage of both runs side by side, and below it their difference (or that nothing changed)."""
-    spec = STAGES[index - 1]
-    stage(index, t(f"stages.{spec.key}"), spec.formula(view), spec.shape(view))
+    name, spec = pair.step.name, STAGES[pair.step.name]
+    stage(pair.step.number, spec.title, spec.formula(view), spec.shape(view))
     head = view.one if view.one is not None else view.shown[0]
     if pair.step.per_head and what.base.steps.n_heads > 1:
         st.caption(t("present.whatif.head_shown", h=head + 1, n=what.base.steps.n_heads))
@@ -55,7 +55,7 @@ def draw_pair(index: int, pair: StageDiff, what: WhatIf, view: StageView) -> Non
     both, diff = panels(pair, head)
     kind = pair.step.kind
     titles = [t("present.whatif.this_run"), t("present.whatif.other_run")]
-    chart(grid_figure(both, titles, rows, cols, kind=kind, row_name=t("stages.token"), col_name=""), f"whatif.{index}")
+    chart(grid_figure(both, titles, rows, cols, kind=kind, row_name=t("stages.token"), col_name=""), f"whatif.{name}")
     if pair.unchanged:
         st.caption(t("present.whatif.unchanged"))
         return
@@ -64,7 +64,7 @@ def draw_pair(index: int, pair: StageDiff, what: WhatIf, view: StageView) -> Non
         matrix_figure(
             diff, rows, cols, title=t("present.whatif.difference"), col_breaks=breaks, row_name=t("stages.token")
         ),
-        f"whatif.{index}.diff",
+        f"whatif.{name}.diff",
     )
     notes = [t("present.whatif.max_diff", d=f"{pair.max_abs:.3g}")]
     if pair.one_blocked.any():
@@ -77,5 +77,5 @@ def render(config: LabConfig, kind: str, view: StageView, upto: int | None = Non
     if kind == "reset_edits" and not config.edits:
         st.info(t("present.whatif.no_edits"), icon=":material/info:")
     what = compare(config, Change(kind))
-    for index, pair in enumerate(what.stages[:upto], start=1):
-        draw_pair(index, pair, what, view)
+    for pair in what.stages[:upto]:
+        draw_pair(pair, what, view)

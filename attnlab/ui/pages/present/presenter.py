@@ -12,20 +12,20 @@ from collections.abc import Callable
 import streamlit as st
 
 from attnlab.classroom.answers import AnswerError
-from attnlab.classroom.build import questions_for_step
+from attnlab.classroom.build import questions_for_stage
 from attnlab.classroom.questions import Grade, MaskQuestion, Question, ScalingQuestion
 from attnlab.classroom.score import Score
-from attnlab.classroom.steps import N_STEPS
 from attnlab.figures import projector
 from attnlab.params import bool_param, int_param
 from attnlab.pipeline import LabResult
+from attnlab.stages import N_STEPS, Step, step
 from attnlab.ui.app.i18n import t
 from attnlab.ui.app.state import PageState
 from attnlab.ui.app.text import code, md_escape
 from attnlab.ui.app.widgets import chart, segmented, toggle
 from attnlab.ui.parts import lab
 from attnlab.ui.parts.pack import pack_downloads
-from attnlab.ui.parts.stages import STAGES, StageView
+from attnlab.ui.parts.stages import STAGES, Stage, StageView
 
 PRESENT = PageState("present", (int_param("step", 1, 1, N_STEPS), bool_param("quiz", True)))
 VERDICTS = "present.verdicts"  # question uid -> Grade, or None when the answer was skipped
@@ -152,13 +152,13 @@ def ask(question: Question, tokens: list[str]) -> bool:
     return False
 
 
-def questions(result: LabResult, view: StageView) -> bool:
-    """Every question of this step (when questions are on); True when the stage may be shown."""
+def questions(current: Step, result: LabResult, view: StageView) -> bool:
+    """Every question asked before this stage (when questions are on); True when the stage may be shown."""
     if not PRESENT["quiz"]:
         return True
     head = view.one if view.one is not None else view.shown[0]
     query = lab.query_row(len(result.tokens))
-    asked = questions_for_step(PRESENT["step"], lab.config(), result, head=head, query=query)
+    asked = questions_for_stage(current.name, lab.config(), result, head=head, query=query)
     return all([ask(q, result.tokens) for q in asked])
 
 
@@ -169,17 +169,23 @@ def teacher_notes(k: int) -> None:
         st.markdown(f"**{t('present.ui.misconception')}** {t(f'present.step.{k}.misconception')}")
 
 
+def on_screen(k: int) -> tuple[Step, Stage]:
+    """The stage at `/present?step=k`: the core's k-th stage, and how the UI draws it, found by its name."""
+    current = step(k)
+    return current, STAGES[current.name]
+
+
 def screen(result: LabResult, view: StageView) -> None:
     """The stage of the current step: title, formula and shape, the questions, the matrix, then its explanation.
 
     The matrix comes before the prose so that at 1280 x 720 a short sentence's matrix is on screen without scrolling.
     """
-    k = PRESENT["step"]
-    spec = STAGES[k - 1]
+    current, spec = on_screen(PRESENT["step"])
+    k = current.number
     st.markdown(f"## {k}. {t(f'present.step.{k}.title')}")
     st.latex(spec.formula(view))
     st.caption(spec.shape(view))
-    if questions(result, view):
+    if questions(current, result, view):
         chart(projector(spec.figure(view), n_rows=len(result.tokens)), f"present.chart.{k}")
     st.markdown(t(f"present.step.{k}.text"))
     teacher_notes(k)

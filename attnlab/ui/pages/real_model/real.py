@@ -166,8 +166,8 @@ def stages_view(model: Encoder, run: EncoderRun) -> None:
     tokens = list(run.tokens)
     view = StageView(tokens, steps.x, steps.attention, (head,), False, query, bias=True, layer=layer)
     st.caption(t("real.stages_help", layer=layer + 1, head=head + 1, d_k=model.d_k))
-    for index, spec in enumerate(STAGES, start=1):
-        draw(index, spec, view, f"real.st.{spec.key}")
+    for spec in STAGES.values():
+        draw(spec, view, f"real.st.{spec.name}")
     after = [
         ("attention_norm", steps.attention_norm, r"A = \mathrm{LayerNorm}(X + \mathrm{Output})"),
         ("ffn_activation", steps.ffn_activation, r"F = \mathrm{GELU}(A\,W_1 + b_1)"),

@@ -1,8 +1,10 @@
-"""The 11 presenter steps as data: which matrix of a Playground run each shows, its axes and its shape.
+"""The eleven stages of multi-head attention, by name and in order: which matrix of a Playground run each is.
 
-What-if comparisons, the offline pack and the HTML export all walk this one table, so a stage
-has one name everywhere (`x`, `q`, `k`, `v`, `scores`, `scaled`, `masked`, `weights`, `z`,
-`concat`, `output`) and step k of the presenter is `STEPS[k - 1]`.
+This is the one table of stages. Its names (`x`, `q`, `k`, `v`, `scores`, `scaled`, `masked`,
+`weights`, `z`, `concat`, `output`) are the keys everywhere: the UI's drawing table
+(`attnlab.ui.parts.stages.STAGES`) and its locale keys `stages.<name>`, the presenter's
+questions, what-if comparisons, the offline pack's matrix names and the HTML export. Its order
+is the presenter's: `step(k)` is the stage on screen at `/present?step=k`.
 """
 
 from __future__ import annotations
@@ -50,6 +52,8 @@ STEPS: tuple[Step, ...] = (
     Step(11, "output", False, "dims", False, "signed", ("T", "d_model"), lambda r: r.steps.output),
 )
 N_STEPS = len(STEPS)
+NAMES: tuple[str, ...] = tuple(s.name for s in STEPS)
+_BY_NAME: dict[str, Step] = {s.name: s for s in STEPS}
 
 
 def step(number: int) -> Step:
@@ -57,6 +61,14 @@ def step(number: int) -> Step:
     if not 1 <= number <= N_STEPS:
         raise ValueError(f"step must be 1..{N_STEPS}, got {number}")
     return STEPS[number - 1]
+
+
+def by_name(name: str) -> Step:
+    """The stage called `name` (one of NAMES); KeyError naming the known ones otherwise."""
+    try:
+        return _BY_NAME[name]
+    except KeyError:
+        raise KeyError(f"no stage {name!r}; the stages are {NAMES}") from None
 
 
 def dim_names(n: int) -> list[str]:
