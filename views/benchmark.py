@@ -7,24 +7,33 @@ from attnlab.bench import IMPLS
 from attnlab.ui.app import state
 from attnlab.ui.app.i18n import t
 from attnlab.ui.pages.benchmark import results as ui
-from attnlab.ui.pages.benchmark.sections import PAGE, controls, recorded, run, runnable_lengths, sweep_config, this_run
+from attnlab.ui.pages.benchmark.sections import (
+    controls,
+    page_state,
+    recorded,
+    run,
+    runnable_lengths,
+    sweep_config,
+    this_run,
+)
 
 
 def main() -> None:
     """Settings, the run button, this session's run, then the recorded GPU runs."""
-    PAGE.load()
+    page, rec = page_state()
+    page.load()
     st.title(t("benchmark.title"))
     st.caption(t("benchmark.intro"))
-    PAGE.show_problems()
-    ui.device_line(PAGE["dtype"])
-    controls()
-    impls = [i for i in IMPLS if i in PAGE["impls"]]
-    runnable = runnable_lengths(impls)
+    page.show_problems()
+    ui.device_line(page["dtype"])
+    controls(page)
+    impls = [i for i in IMPLS if i in page["impls"]]
+    runnable = runnable_lengths(page, impls)
     if st.button(t("benchmark.run"), type="primary", icon=":material/timer:", disabled=not (impls and runnable)):
-        run(sweep_config(runnable, impls))
+        run(sweep_config(page, runnable, impls))
     this_run()
-    recorded()
-    state.save(PAGE)
+    recorded(page, rec)
+    state.save(page)
 
 
 main()

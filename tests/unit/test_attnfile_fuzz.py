@@ -4,7 +4,7 @@ Whatever the bytes and the name, load gives a valid AttentionFile (shapes that a
 finite weights in [0, 1], rows summing to 1 or 0, tokens that are strings) or an AttentionFileError
 whose reason has a sentence in both languages and is not the catch-all `unreadable` (which would mean
 a check is missing). The strategies write headers that are nearly right or lie about one thing, and
-valid files truncated, bit-flipped or spliced; scripts/fuzz_attnfile.py runs them far longer.
+valid files truncated, bit-flipped or spliced; scripts/fuzz_readers.py --target attnfile runs them far longer.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 Whatever the bytes and the file name, load_weights gives a valid MultiHeadWeights (square, d_model
 within the caps, finite, moderate) or a WeightsError whose reason has a sentence in both languages.
 The strategies build JSON, .npz and safetensors files that are nearly right, lie about themselves,
-or are valid files truncated and bit-flipped; scripts/fuzz_weights.py runs them far longer.
+or are valid files truncated and bit-flipped; scripts/fuzz_readers.py --target weights runs them far longer.
 """
 
 from __future__ import annotations

@@ -1,5 +1,7 @@
 """The Benchmark page's sections: its URL state, the sweep's controls, the live run, the recorded runs."""
 
+from dataclasses import dataclass
+
 import streamlit as st
 
 from attnlab.bench import DTYPES, IMPLS, BenchConfig, ResultRow, run_benchmark
@@ -15,56 +17,73 @@ RESULT_KEY = "_bench.last_run"
 DEFAULT_IMPLS = ["explicit", "tiled", "sdpa", "sdpa-math", "sdpa-flash"]
 DEFAULT_SEQ = [64, 128, 256, 512]
 TIMING = dict(warmup=2, min_reps=5, max_reps=100, min_time_s=0.1, max_time_s=1.0)
-RECORDED, SKIPPED = ui.recorded_runs()
-BY_STEM = {run.path.stem: run for run in RECORDED}
-RECORDED_DTYPES = [d for d in DTYPES if any(r.dtype == d for run in RECORDED for r in run.results)] or ["float32"]
 
 
-def recorded_params() -> tuple[Param, ...]:
+@dataclass(frozen=True)
+class Recorded:
+    """The GPU result files in data/gpu/, read on every run (a file added there shows without a restart)."""
+
+    runs: list[RecordedRun]
+    skipped: list[str]
+
+    @property
+    def by_stem(self) -> dict[str, RecordedRun]:
+        return {run.path.stem: run for run in self.runs}
+
+    @property
+    def dtypes(self) -> list[str]:
+        return [d for d in DTYPES if any(r.dtype == d for run in self.runs for r in run.results)] or ["float32"]
+
+
+def recorded_params(rec: Recorded) -> tuple[Param, ...]:
     """Which recorded file and dtype to show: only when some were recorded."""
-    if not BY_STEM:
+    if not rec.runs:
         return ()
-    stems = list(BY_STEM)
-    return (choice_param("rec", stems[0], stems), choice_param("rdtype", RECORDED_DTYPES[0], RECORDED_DTYPES))
+    stems = list(rec.by_stem)
+    return (choice_param("rec", stems[0], stems), choice_param("rdtype", rec.dtypes[0], rec.dtypes))
 
 
-PAGE = PageState(
-    "bench",
-    (
-        choice_param("dtype", "float32", tuple(DTYPES)),
-        int_param("heads", 4, 1, 64),
-        int_param("head_dim", 64, 1, 256),
-        int_param("batch", 1, 1, 16),
-        bool_param("causal", False),
-        list_param("impls", DEFAULT_IMPLS, IMPLS),
-        list_param("seq", DEFAULT_SEQ, ui.SEQ_OPTIONS),
-        *recorded_params(),
-    ),
-)
+def page_state() -> tuple[PageState, Recorded]:
+    """This run's page state: the sweep's settings, and a choice among the recorded files when there are some."""
+    rec = Recorded(*ui.recorded_runs())
+    page = PageState(
+        "bench",
+        (
+            choice_param("dtype", "float32", tuple(DTYPES)),
+            int_param("heads", 4, 1, 64),
+            int_param("head_dim", 64, 1, 256),
+            int_param("batch", 1, 1, 16),
+            bool_param("causal", False),
+            list_param("impls", DEFAULT_IMPLS, IMPLS),
+            list_param("seq", DEFAULT_SEQ, ui.SEQ_OPTIONS),
+            *recorded_params(rec),
+        ),
+    )
+    return page, rec
 
 
-def controls() -> None:
+def controls(page: PageState) -> None:
     """Dtype, sizes, mask, implementations and sequence lengths."""
     cols = st.columns([1.3, 1, 1, 1, 1], vertical_alignment="bottom")
-    selectbox(PAGE, "dtype", t("benchmark.dtype"), where=cols[0])
-    number(PAGE, "heads", t("benchmark.heads"), where=cols[1])
-    number(PAGE, "head_dim", t("benchmark.head_dim"), where=cols[2])
-    number(PAGE, "batch", t("benchmark.batch"), where=cols[3])
-    toggle(PAGE, "causal", t("benchmark.causal"), where=cols[4])
-    multiselect(PAGE, "impls", t("benchmark.impls"), help=t("benchmark.impls_help"))
-    multiselect(PAGE, "seq", t("benchmark.seq"), help=t("benchmark.seq_help"))
+    selectbox(page, "dtype", t("benchmark.dtype"), where=cols[0])
+    number(page, "heads", t("benchmark.heads"), where=cols[1])
+    number(page, "head_dim", t("benchmark.head_dim"), where=cols[2])
+    number(page, "batch", t("benchmark.batch"), where=cols[3])
+    toggle(page, "causal", t("benchmark.causal"), where=cols[4])
+    multiselect(page, "impls", t("benchmark.impls"), help=t("benchmark.impls_help"))
+    multiselect(page, "seq", t("benchmark.seq"), help=t("benchmark.seq_help"))
 
 
-def sweep_config(seq_lens: list[int], impls: list[str]) -> BenchConfig:
+def sweep_config(page: PageState, seq_lens: list[int], impls: list[str]) -> BenchConfig:
     """The run the button starts: this page's sizes, on the GPU if there is one, one CPU thread otherwise."""
     return BenchConfig(
         device="auto",
-        dtypes=(PAGE["dtype"],),
+        dtypes=(page["dtype"],),
         seq_lens=tuple(seq_lens),
-        heads=PAGE["heads"],
-        head_dim=PAGE["head_dim"],
-        batch=PAGE["batch"],
-        causal=PAGE["causal"],
+        heads=page["heads"],
+        head_dim=page["head_dim"],
+        batch=page["batch"],
+        causal=page["causal"],
         impls=tuple(impls),
         threads=None if ui.on_gpu() else 1,
         **TIMING,
@@ -86,10 +105,10 @@ def run(config: BenchConfig) -> None:
     bar.empty()
 
 
-def runnable_lengths(impls: list[str]) -> list[int]:
+def runnable_lengths(page: PageState, impls: list[str]) -> list[int]:
     """The chosen lengths this server accepts; the refused ones are named with what they would need."""
-    seq_lens = sorted(PAGE["seq"])
-    refused = ui.refusals(PAGE["batch"], PAGE["heads"], PAGE["head_dim"], seq_lens, PAGE["dtype"], impls)
+    seq_lens = sorted(page["seq"])
+    refused = ui.refusals(page["batch"], page["heads"], page["head_dim"], seq_lens, page["dtype"], impls)
     for message in refused.values():
         st.warning(message, icon=":material/block:")
     runnable = [s for s in seq_lens if s not in refused]
@@ -136,27 +155,27 @@ def how_to_record() -> None:
     )
 
 
-def recorded_run(run: RecordedRun) -> None:
+def recorded_run(page: PageState, run: RecordedRun) -> None:
     """One recorded GPU file, for the chosen dtype."""
     here = [d for d in DTYPES if any(r.dtype == d for r in run.results)]
-    selectbox(PAGE, "rdtype", t("benchmark.dtype"), options=here)
+    selectbox(page, "rdtype", t("benchmark.dtype"), options=here)
     st.markdown(f"##### {code(run.label)}")
     st.caption(ui.env_caption(run.env, run.path.name))
-    rows = [r for r in run.results if r.dtype == PAGE["rdtype"]]
+    rows = [r for r in run.results if r.dtype == page["rdtype"]]
     ui.draw_results(rows, run.env, "bench.rec", with_downloads=False)
 
 
-def recorded() -> None:
+def recorded(page: PageState, rec: Recorded) -> None:
     """Results recorded on real GPUs and shipped with the app (never invented)."""
     st.divider()
     st.subheader(t("benchmark.recorded_title"))
-    for line in SKIPPED:
+    for line in rec.skipped:
         st.warning(t("benchmark.recorded_skipped"), icon=":material/warning:")
         st.caption(code(line, 300))
-    if not RECORDED:
+    if not rec.runs:
         how_to_record()
         return
     st.caption(t("benchmark.recorded_intro"))
-    labels = {stem: run.label for stem, run in BY_STEM.items()}
-    selectbox(PAGE, "rec", t("benchmark.recorded_pick"), labels=labels)
-    recorded_run(BY_STEM[PAGE["rec"]])
+    labels = {stem: run.label for stem, run in rec.by_stem.items()}
+    selectbox(page, "rec", t("benchmark.recorded_pick"), labels=labels)
+    recorded_run(page, rec.by_stem[page["rec"]])
