@@ -58,7 +58,7 @@ def test_after_the_warm_up_the_default_page_imports_nothing_heavy():
     wanted = ["attnlab.ui.app.preload", *page_imports("views/playground.py")]
     code = (
         "import importlib, sys\n"
-        "from attnlab.ui import warmup\n"
+        "from attnlab.ui.app import warmup\n"
         "warmup.warm()\n"
         "before = set(sys.modules)\n"
         f"for name in {wanted!r}: importlib.import_module(name)\n"

@@ -18,8 +18,9 @@ MODULES = (  # the router and the default page (views/playground.py), torch firs
     "attnlab.ui.app.shell",
     "attnlab.ui.parts.lab",
     "attnlab.ui.parts.stages",
+    "attnlab.ui.parts.pack",
+    "attnlab.ui.pages.playground.editor",
     "attnlab.ui.pages.playground.whatif",
-    "attnlab.ui.pages.present.presenter",
 )
 
 
