@@ -22,13 +22,12 @@ from typing import Any
 import torch
 
 from attnlab.attnfile.file import AttentionFile, is_causal
-from attnlab.limits import MAX_ATTN_MODEL_CHARS
+from attnlab.limits import MAX_ATTN_MODEL_CHARS, TOL_CAPTURE_QK
 
 Q_NAMES = ("query", "q_proj", "q")
 K_NAMES = ("key", "k_proj", "k")
 FUSED_NAMES = ("c_attn",)  # GPT-2: one projection gives q, k and v side by side
 CROSS_PARTS = ("encoder_attn", "EncDecAttention", "crossattention", "cross_attn")
-TOL_QK_CHECK = 1e-4  # recorded q and k must give back the model's attentions within this
 
 
 def _kind_of(path: str, encoder_decoder: bool) -> str:
@@ -93,7 +92,7 @@ def _qk(seen: dict[str, list[torch.Tensor]] | None, a: torch.Tensor, causal: boo
     scores = queries @ keys.transpose(-2, -1) / math.sqrt(queries.size(-1))  # (L, H, T_q, T_k)
     if causal:
         scores = scores.masked_fill(torch.ones(t_q, t_k, dtype=torch.bool).triu(1), float("-inf"))
-    if not torch.allclose(scores.softmax(dim=-1), a, atol=TOL_QK_CHECK, rtol=0):
+    if not torch.allclose(scores.softmax(dim=-1), a, atol=TOL_CAPTURE_QK, rtol=0):
         return None, None
     return queries.contiguous(), keys.contiguous()
 

@@ -23,12 +23,10 @@ from attnlab.classroom.answers import (
     parse_shape,
     parse_token,
 )
+from attnlab.limits import TOL_ANSWER_ROW_SUM, TOL_ANSWER_SPREAD, TOL_ANSWER_TIE
 
 PREFIX = "present.question."
 MASK_GRID_MAX_T = 8  # up to this many tokens the mask question asks for the cells (a T x T grid); past it, a count
-ROW_SUM_TOL = 0.02  # a hand-added row of two-decimal weights can miss 1 by a rounding step or two
-TIE_RTOL = 1e-9  # keys whose weights agree this closely share the top (equal tokens give equal weights)
-SPREAD_TOL = 1e-9  # smaller changes of the mean top weight count as "unchanged"
 CHOICES = ("peaked", "flatter", "unchanged")
 MAX_TERMS = 8
 
@@ -134,7 +132,7 @@ class ArgmaxQuestion(Question):
     def top(self) -> list[int]:
         """Every key that shares the largest weight (ties: equal tokens, zero weights); any of them is right."""
         best = self.weights.max()
-        return [j for j in range(len(self.weights)) if self.weights[j] >= best * (1 - TIE_RTOL)]
+        return [j for j in range(len(self.weights)) if self.weights[j] >= best * (1 - TOL_ANSWER_TIE)]
 
     def grade(self, raw: str) -> Grade:
         """Right when a named key shares the top weight; say the row's largest score and its weight either way."""
@@ -251,13 +249,13 @@ class RowSumQuestion(Question):
         return self.weights.sum(axis=-1)
 
     def grade(self, raw: str) -> Grade:
-        """One number for every row that sees a key, or one number per row; within ROW_SUM_TOL of the totals."""
+        """One number for every row that sees a key, or one number per row; within TOL_ANSWER_ROW_SUM of the totals."""
         given = parse_numbers(raw)
         sums = self.sums
         if len(given) == 1:
-            correct = bool((~self.empty).any() and np.all(np.abs(sums[~self.empty] - given[0]) <= ROW_SUM_TOL))
+            correct = bool((~self.empty).any() and np.all(np.abs(sums[~self.empty] - given[0]) <= TOL_ANSWER_ROW_SUM))
         elif len(given) == len(sums):
-            correct = bool(np.all(np.abs(sums - np.array(given)) <= ROW_SUM_TOL))
+            correct = bool(np.all(np.abs(sums - np.array(given)) <= TOL_ANSWER_ROW_SUM))
         else:
             raise AnswerError("numbers_count", raw, t=len(sums))
         row = self.weights[self.query]
@@ -276,7 +274,7 @@ class RowSumQuestion(Question):
 
 def spread_change(top_scaled: float, top_unscaled: float) -> str:
     """'peaked' when dropping the scale raises the mean top weight, 'flatter' when it lowers it, else 'unchanged'."""
-    if abs(top_unscaled - top_scaled) <= SPREAD_TOL:
+    if abs(top_unscaled - top_scaled) <= TOL_ANSWER_SPREAD:
         return "unchanged"
     return "peaked" if top_unscaled > top_scaled else "flatter"
 

@@ -11,11 +11,10 @@ from typing import NamedTuple
 
 import numpy as np
 
+from attnlab.limits import MAX_NPY_HEADER_BYTES, MAX_NPZ_MEMBERS
 from attnlab.multihead import NAMES
 from attnlab.weights_io.checks import SHORT_CHARS, WeightsError, check_shapes, clip, pick, unreadable
 
-MAX_MEMBERS = 64  # .npz members listed in one archive: zipfile builds an entry for each before anything is read
-NPY_HEADER_BYTES = 4096  # a .npy header numpy writes for a matrix is 118 bytes; numpy itself allows 10 000
 # Real-number dtypes by .npy descr (kind + itemsize, any byte order).
 NPY_DTYPES = {f"{kind}{size}" for kind in "iu" for size in (1, 2, 4, 8)} | {"f2", "f4", "f8"}
 
@@ -78,13 +77,13 @@ def _npy_header(name: str, head: bytes) -> NpyHeader:
 
 
 def _npz_header(archive: zipfile.ZipFile, name: str, info: zipfile.ZipInfo) -> NpyHeader:
-    """A needed member's header, from at most its first NPY_HEADER_BYTES bytes (deflate or stored only)."""
+    """A needed member's header, from at most its first MAX_NPY_HEADER_BYTES bytes (deflate or stored only)."""
     if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
         raise WeightsError("zip_method", name=name, method=info.compress_type)
     if info.flag_bits & 0x1:
         raise WeightsError("zip_unreadable", f"{info.filename} is encrypted")
     with archive.open(info) as member:
-        return _npy_header(name, member.read(NPY_HEADER_BYTES))
+        return _npy_header(name, member.read(MAX_NPY_HEADER_BYTES))
 
 
 def _npz_array(archive: zipfile.ZipFile, name: str, info: zipfile.ZipInfo, header: NpyHeader, d: int) -> np.ndarray:
@@ -108,8 +107,8 @@ def read_npz(data: bytes) -> dict[str, np.ndarray]:
     without reading them, and ignoring them keeps files that also carry biases or notes loadable.
     """
     members = data.count(b"PK\x01\x02")  # central directory entries (an upper bound: the signature may recur)
-    if members > MAX_MEMBERS:
-        raise WeightsError("zip_members", count=members, cap=MAX_MEMBERS)
+    if members > MAX_NPZ_MEMBERS:
+        raise WeightsError("zip_members", count=members, cap=MAX_NPZ_MEMBERS)
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
             found = pick((_member_key(info.filename), info) for info in archive.infolist())

@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
+from attnlab.limits import MAX_HEAD_PANELS, MAX_PANEL_CELLS
 from attnlab.ui.app.i18n import t
 from attnlab.ui.app.state import PageState
 from attnlab.ui.app.widgets import segmented, selectbox
 
-MAX_PANELS = 8  # heads drawn side by side at most: 64 panels of 64 x 64 would freeze a browser
-PANEL_CELLS = 16_384  # cells one side-by-side chart may hold: 8 panels of 45 x 45, 4 of 64 x 64
-
 
 def panels_per_view(t_len: int = 0) -> int:
     """How many (T, T) panels one chart shows side by side: fewer for long texts, so every view draws quickly."""
-    return max(1, min(MAX_PANELS, PANEL_CELLS // max(1, t_len * t_len)))
+    return max(1, min(MAX_HEAD_PANELS, MAX_PANEL_CELLS // max(1, t_len * t_len)))
 
 
 def head_groups(n_heads: int, t_len: int = 0) -> list[tuple[int, ...]]:
@@ -43,6 +41,6 @@ def head_picker(page: PageState, name: str, n_heads: int, t_len: int = 0, **kw) 
     labels = head_options(n_heads, t_len)
     if page[name] not in labels:
         page[name] = 0
-    widget = segmented if len(labels) <= MAX_PANELS + 1 else selectbox
+    widget = segmented if len(labels) <= MAX_HEAD_PANELS + 1 else selectbox
     widget(page, name, t("stages.view"), options=list(labels), labels=labels, **kw)
     return shown_heads(page[name], n_heads, t_len)

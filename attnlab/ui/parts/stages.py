@@ -19,8 +19,8 @@ from attnlab.stages import NAMES, Step, by_name
 from attnlab.ui.app.i18n import t
 from attnlab.ui.app.widgets import chart, stage
 from attnlab.ui.parts.heads import (
-    MAX_PANELS,
-    PANEL_CELLS,
+    MAX_HEAD_PANELS,
+    MAX_PANEL_CELLS,
     head_groups,
     head_options,
     head_picker,
@@ -56,8 +56,8 @@ from attnlab.ui.parts.stage_view import (
 )
 
 __all__ = [  # the table and its renderer, the view it draws, and the head picker other modules import from here
-    "MAX_PANELS",
-    "PANEL_CELLS",
+    "MAX_HEAD_PANELS",
+    "MAX_PANEL_CELLS",
     "STAGES",
     "Stage",
     "StageView",
