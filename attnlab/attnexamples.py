@@ -1,8 +1,9 @@
-"""Attention files the app can open without an upload (a small registry), and what kind of attention a file holds.
+"""Attention sources the app can open without an upload: a small registry of models, each with its adapter.
 
-Each example is a name, the input it starts from and a function that builds an `AttentionFile` live from a model
-bundled with attnlab: all-MiniLM-L6-v2 on a sentence, and the 2-layer decoder trained here on a sequence of symbols.
-Adding a model is one more `Example` entry.
+Each example is a name, the input it starts from and an adapter that builds an attention source (an `AttentionFile`,
+see `attnlab.sources`) live from a model bundled with attnlab: all-MiniLM-L6-v2 on a sentence, and the 2-layer
+decoder trained here on a sequence of symbols. Adding a model is one adapter function and one more `Example` entry.
+Uploads come through `attnlab.attnfile.load`; `kind_of` (from `attnlab.sources`) names what kind a source holds.
 """
 
 from __future__ import annotations
@@ -15,10 +16,9 @@ from attnlab import trained
 from attnlab.attnfile import AttentionFile, from_decoder, from_encoder
 from attnlab.limits import TRAINED_MAX_SYMBOLS
 from attnlab.pretrained.encoder import MAX_TOKENS, load_minilm
+from attnlab.sources import CAUSAL, KINDS, SHARED_TOKENS, kind_of
 
-KINDS = ("self", "causal", "encoder", "decoder", "cross")  # what the page says a file's attention is
-SHARED_TOKENS = ("self", "causal", "encoder", "decoder")  # queries and keys are the same tokens
-CAUSAL = ("causal", "decoder")  # each query sees only itself and the tokens before it
+__all__ = ["CAUSAL", "EXAMPLES", "KINDS", "SHARED_TOKENS", "Example", "ExampleInputError", "kind_of"]
 DECODER_RECIPE = "induction-2l"  # the trained decoder the examples show
 
 
@@ -73,8 +73,3 @@ EXAMPLES: dict[str, Example] = {
         Example("decoder", "k 3 x m q 7 k 3 x m q 7 k 3 x m q 7", decoder_file, TRAINED_MAX_SYMBOLS, False),
     )
 }
-
-
-def kind_of(file: AttentionFile) -> str:
-    """The file's kind as the page names it: its own (self, encoder, decoder, cross), self split by its causal flag."""
-    return "causal" if file.kind == "self" and file.causal else file.kind

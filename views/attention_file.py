@@ -6,16 +6,17 @@ from attnlab.ui.app import state
 from attnlab.ui.app.i18n import t
 from attnlab.ui.pages.attention_file import sections as attnfile_views
 from attnlab.ui.pages.attention_file import source as attnfile
+from attnlab.ui.parts import inspector
 
 
 def main() -> None:
-    """Where the file comes from, what it holds and its download, then the chosen view."""
+    """Where the file comes from, what it holds and its download, then the chosen view (the shared inspector's)."""
     st.title(t("attnfile.title"))
     st.caption(t("attnfile.intro"))
     attnfile.load()
     attnfile.PAGE.show_problems()
     got = attnfile.opened()
-    views = attnfile.views_for(got[0], got[2]) if got is not None else ()
+    views = attnfile.views_for(got[0]) if got is not None else ()
     if got is not None:
         attnfile_views.fit(got[0], views)
     state.save(attnfile.PAGE)
@@ -25,16 +26,7 @@ def main() -> None:
     attnfile.summary(file, kind)
     attnfile.download(file)
     view = attnfile_views.view_picker(views)
-    if view == "model":
-        attnfile_views.model_view(file)
-    elif view == "head":
-        attnfile_views.head_view(file, kind)
-    elif view == "qk":
-        attnfile_views.qk_view(file, kind)
-    elif view == "finder":
-        attnfile_views.finder(file, digest)
-    else:
-        attnfile_views.rollout_view(file, digest)
+    inspector.draw(view, attnfile_views.shown(file, digest))
 
 
 main()

@@ -8,7 +8,7 @@ import pytest
 from attnlab.pretrained import ModelMissing, load_minilm
 from attnlab.ui.app.i18n import catalog
 from attnlab.ui.pages.real_model import real
-from tests.app.charts import heatmap_values
+from tests.app.charts import figures, heatmap_values
 from tests.app.conftest import assert_clean, open_page, texts
 
 REAL = "views/real_model.py"
@@ -30,6 +30,18 @@ def test_the_head_view_shows_the_models_own_weights():
     shown = heatmap_values(at, 0)[0]
     assert np.allclose(shown, run.attentions[2, 6].numpy(), atol=1e-6)
     assert "[CLS]" in at.markdown[1].value or any("[CLS]" in m.value for m in at.markdown)
+
+
+@pytest.mark.parametrize(
+    ("view", "query"), [("model", {"layer": "4", "head": "2"}), ("head", {"layer": "5", "q": "3"})]
+)
+def test_the_real_model_page_draws_what_the_attention_file_page_draws_for_the_same_sentence(view, query):
+    text = "A bird sang in the old tree."
+    real_page = open_page(REAL, view=view, text=text, **query)
+    file_page = open_page("views/attention_file.py", source="minilm", view=view, text=text, **query)
+    assert_clean(real_page) and assert_clean(file_page)
+    shown, same = figures(real_page), figures(file_page)
+    assert len(shown) == CHARTS[view] and shown == same  # one inspector: the same figures, number for number
 
 
 def test_stages_of_a_real_head_end_in_the_layers_output():

@@ -14,7 +14,7 @@ from typing import Any
 import streamlit as st
 
 from attnlab.figures.palette import DEFAULT, PALETTES
-from attnlab.params import Invalid, Param, choice_param, divisor_at_most
+from attnlab.params import Invalid, Param, choice_param, divisor_at_most, int_param
 from attnlab.ui.app.i18n import LANGS, t
 from attnlab.ui.app.text import code
 
@@ -115,6 +115,28 @@ class PageState:
     def add_problem(self, key: str, **fmt: Any) -> None:
         """Record a replaced value found after loading (e.g. heads that do not divide d_model)."""
         st.session_state.setdefault(self._problems, []).append(problem(key, **fmt))
+
+    def rebound(self, name: str, hi: int) -> None:
+        """Check the link's whole number `name` again against an upper bound known only once the data is loaded.
+
+        For a page whose shapes come from its data (a model's layers and heads): the Param accepts any size the app
+        allows, and on the session's first load this re-reads the link's value with [lo, hi], replacing the value
+        and the message exactly as a Param with those bounds would have.
+        """
+        raw, param = st.query_params.get(name), self.params[name]
+        if raw is None:
+            return
+        bounded = int_param(name, param.default, int(param.lo), hi)
+        try:
+            bounded.parse(raw)
+            return
+        except Invalid as bad:
+            self[name] = bad.used
+            kept = [p for p in st.session_state.get(self._problems) or [] if dict(p.fmt).get("name") != name]
+            kept.append(url_problem(bounded, raw, bad))
+            order = {n: i for i, n in enumerate(self.params)}  # messages in the page's order of parameters
+            kept.sort(key=lambda p: order.get(dict(p.fmt).get("name"), len(order)))
+            st.session_state[self._problems] = kept
 
     def show_problems(self, where: Any = st) -> None:
         """Warn about values that could not be honoured, in the current language, until dismissed."""

@@ -1,7 +1,8 @@
-"""What the Real model and Attention file pages share: a clickable model view, the head finder, the rollout.
+"""The inspector's building blocks: a clickable model view, the head finder, the rollout charts.
 
-Both pages keep `layer`, `head` and `view` in a PageState; a click on a map or a row of the finder's table
-opens that head's view by setting them, in a callback, so the view picker drawn after it already shows it.
+The inspector (`inspector.py`) draws them for the Real model and Attention file pages. Both pages keep `layer`,
+`head` and `view` in a PageState; a click on a map or a row of the finder's table opens that head's view by
+setting them, in a callback, so the view picker drawn after it already shows it.
 Widget keys are `<scope>.model_chart`, `<scope>.pattern`, `<scope>.finder_grid` and `<scope>.finder`.
 """
 

@@ -1,6 +1,7 @@
 """The query-key map on a page: one head's queries and keys, a picked query, and how far nearness is attention.
 
-Shared by the Real model page (MiniLM's heads) and the Attention file page (any file with queries and keys).
+Drawn by the inspector (`inspector.py`) for any attention source with queries and keys: MiniLM's heads on the
+Real model page, examples and uploads on the Attention file page.
 Everything shown is computed on this run from the head's own vectors and weights (attnlab.qkmap).
 """
 

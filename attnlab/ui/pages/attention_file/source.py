@@ -1,30 +1,28 @@
-"""The Attention file page's parts: where the file comes from, what it holds, and one function per view.
+"""The Attention file page's source: an example or an upload, what it holds, its download, the views that apply.
 
-Caches hold numbers only (loaded files, scores, rollouts), keyed on the file's content hash (an upload) or on
-the example's name and input; every text and figure is built per session in its language and palette.
+Caches hold numbers only (loaded files), keyed on the file's content hash (an upload) or on the example's name
+and input; the views are the shared inspector's (`attnlab/ui/parts/inspector.py`), whose caches are keyed on the
+same digest. Every text and figure is built per session in its language and palette.
 """
 
 from __future__ import annotations
 
 import hashlib
 
-import numpy as np
 import streamlit as st
 
 from attnlab import attnfile
-from attnlab.attnexamples import EXAMPLES, SHARED_TOKENS, ExampleInputError, kind_of
-from attnlab.figures.attnfile import as_array
+from attnlab.attnexamples import EXAMPLES, ExampleInputError, kind_of
 from attnlab.limits import MAX_ATTN_HEADS, MAX_ATTN_TOKENS, MAX_ATTN_UPLOAD_MB
 from attnlab.params import choice_param, int_param, text_param
-from attnlab.pretrained import INSTALL_COMMAND, ModelMissing, head_scores
-from attnlab.pretrained import rollout as rollout_of
+from attnlab.pretrained import INSTALL_COMMAND, ModelMissing
 from attnlab.ui.app.i18n import t
 from attnlab.ui.app.state import PageState
 from attnlab.ui.app.text import code
 from attnlab.ui.app.widgets import segmented
+from attnlab.ui.parts.inspector import VIEWS, applies
 
 SOURCES = (*EXAMPLES, "upload")
-VIEWS = ("model", "head", "qk", "finder", "rollout")
 FILES_KEPT = 4  # files a server keeps loaded (each at most the loader's cap of values)
 MAX_SHOWN = 128  # tokens listed in the summary line
 PAGE = PageState(
@@ -51,23 +49,6 @@ def uploaded(name: str, digest: str, _data: bytes) -> attnfile.AttentionFile:
 def example(name: str, text: str) -> attnfile.AttentionFile:
     """A bundled example built live, shared by every session that asks for the same input (read-only)."""
     return EXAMPLES[name].build(text)
-
-
-@st.cache_resource(show_spinner=False, max_entries=FILES_KEPT)
-def scores(digest: str, _file: attnfile.AttentionFile) -> np.ndarray:
-    """Every head finder score of a file, (P, L, H)."""
-    return head_scores(_file.attentions, _file.tokens).values.numpy()
-
-
-@st.cache_resource(show_spinner=False, max_entries=FILES_KEPT)
-def rollout(digest: str, _file: attnfile.AttentionFile) -> np.ndarray:
-    """The rollout after every layer, (L, T, T)."""
-    return rollout_of(_file.attentions).numpy()
-
-
-def attention_array(file: attnfile.AttentionFile) -> np.ndarray:
-    """The file's weights as a float32 array (a view of the tensor, never a copy to change)."""
-    return as_array(file.attentions)  # (L, H, T_q, T_k)
 
 
 def opened() -> tuple[attnfile.AttentionFile, str, str] | None:
@@ -176,7 +157,6 @@ def download(file: attnfile.AttentionFile) -> None:
     )
 
 
-def views_for(file: attnfile.AttentionFile, kind: str) -> tuple[str, ...]:
+def views_for(file: attnfile.AttentionFile) -> tuple[str, ...]:
     """The views that apply: the query-key map needs queries and keys; finder and rollout one list of tokens."""
-    shared = kind in SHARED_TOKENS and file.attentions.shape[-1] >= 2
-    return tuple(v for v in VIEWS if (v != "qk" or file.has_qk) and (v not in ("finder", "rollout") or shared))
+    return tuple(v for v in VIEWS if applies(v, file))
