@@ -1,1 +1,1 @@
-"""The Streamlit layer: state in the URL, translated strings, widgets. Pages import from here."""
+"""The Streamlit layer in three kinds: `app` (machinery), `parts` (shared by pages), `pages` (one package a page)."""
