@@ -98,10 +98,19 @@ def test_an_npz_that_only_mentions_data_pkl_is_not_a_pickle_and_loads():
     assert torch.equal(load_weights("w.npz", data).w_q, torch.eye(3, dtype=torch.float64))
 
 
-@pytest.mark.parametrize(
-    "data",
-    [b"", b"\x80", b"\x80\x01", b"\x80\x06", b"PK\x03\x04", zip_bytes({"w_q.npy": b""}), b"{}", pickle.dumps(1, 0)],
-)
+NOT_PICKLES = {  # named: a zip's bytes hold its time of writing, and xdist's workers must collect the same ids
+    "empty": b"",
+    "0x80 alone": b"\x80",
+    "protocol 1": b"\x80\x01",
+    "protocol 6": b"\x80\x06",
+    "zip magic": b"PK\x03\x04",
+    "npz": zip_bytes({"w_q.npy": b""}),
+    "json": b"{}",
+    "pickle protocol 0": pickle.dumps(1, 0),
+}
+
+
+@pytest.mark.parametrize("data", NOT_PICKLES.values(), ids=NOT_PICKLES.keys())
 def test_other_bytes_are_not_taken_for_pickles(data):
     """Protocols 0 and 1 are text-like and start with no marker: a reader refuses them for their format instead."""
     assert not pickled(data)
