@@ -9,6 +9,7 @@ Playwright page, duck-typed, so this module imports no browser library.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import socket
 import subprocess
@@ -146,12 +147,27 @@ def open_app(tab, server: str, path: str = "/") -> None:
     settle(tab)
 
 
+@functools.cache
+def _components():
+    """Streamlit's registry of installed v2 components, scanned once per process.
+
+    Each new AppTest scans the metadata of every installed distribution on its first run (about 1 s here, 95 % of
+    opening a page); what is installed does not change while the tests run, so every AppTest shares one scan.
+    """
+    from streamlit.components.v2.component_manager import BidiComponentManager
+
+    manager = BidiComponentManager()
+    manager.discover_and_register_components(start_file_watching=False)
+    return manager
+
+
 def app_test(timeout: float = 60, drawn: bool = True, url_path: str | None = None):
     """The app in AppTest; `drawn`: as a session whose browser has drawn a chart (AppTest has no browser to say so).
 
-    `url_path` opens that page on the first run, as a visitor of `/<url_path>` would get it. AppTest's own
-    `switch_page` names a page by its file before the first run, which misses a page whose URL path is not its
-    file name (`real-model`), so the request carries the hash `st.Page` gives its URL path (Streamlit 1.67).
+    Every AppTest shares one scan of the installed components (`_components`). `url_path` opens that page on the
+    first run, as a visitor of `/<url_path>` would get it: AppTest's own `switch_page` names a page by its file
+    before the first run, which misses a page whose URL path is not its file name (`real-model`), so the request
+    carries the hash `st.Page` gives its URL path (Streamlit 1.67).
     """
     from streamlit.testing.v1 import AppTest
     from streamlit.util import calc_hash
@@ -159,6 +175,7 @@ def app_test(timeout: float = 60, drawn: bool = True, url_path: str | None = Non
     from attnlab.ui.app.first_screen import DRAWN
 
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=timeout)
+    at._bidi_component_manager = _components()
     if drawn:
         at.session_state[DRAWN] = True
     if url_path is not None:

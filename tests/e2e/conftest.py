@@ -51,13 +51,20 @@ def browser():
         b.close()
 
 
+@pytest.fixture(scope="session")
+def context(browser):
+    """One browser profile for the session, as a returning visitor has: the frontend's scripts come from its cache."""
+    shared = browser.new_context(viewport={"width": 1400, "height": 1000})
+    yield shared
+    shared.close()
+
+
 @pytest.fixture
-def page(browser):
+def page(context):
     """A fresh tab (its own Streamlit session) per test."""
-    context = browser.new_context(viewport={"width": 1400, "height": 1000})
     tab = context.new_page()
     yield tab
-    context.close()
+    tab.close()
 
 
 def chart_count(tab) -> int:
