@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import zlib
 from pathlib import Path
 
 import pytest
@@ -10,7 +9,7 @@ from streamlit.testing.v1 import AppTest
 from streamlit.util import calc_hash
 
 from attnlab.testing import app_test, page_on_screen
-from attnlab.ui.app.i18n import LANGS, catalog
+from attnlab.ui.app.i18n import catalog
 from attnlab.ui.app.registry import PAGES
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -45,13 +44,7 @@ def assert_clean(at: AppTest) -> None:
     assert not at.exception, [e.value for e in at.exception]
 
 
-def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    """A test that takes `lang` runs once, in English or in Chinese by a stable hash of its name.
-
-    Across the suite both languages walk every kind of page state at the cost of one; tests/app/test_pages.py
-    opens every page in both, and tests/unit/test_locales.py checks both have every key with the same fields.
-    A test that parametrizes `lang` itself keeps its own list.
-    """
-    own = any(m.name == "parametrize" and "lang" in str(m.args[0]) for m in metafunc.definition.iter_markers())
-    if "lang" in metafunc.fixturenames and not own:
-        metafunc.parametrize("lang", [LANGS[zlib.crc32(metafunc.definition.name.encode()) % len(LANGS)]])
+@pytest.fixture(params=["en", "zh"])
+def lang(request) -> str:
+    """Each test that takes it runs in both languages."""
+    return request.param
