@@ -10,7 +10,7 @@ from tests.e2e.conftest import chart_count, metric_value, no_exception, open_app
 pytestmark = pytest.mark.e2e
 
 
-def test_overview_leads_to_the_first_lesson(page, server):
+def test_overview_leads_to_the_first_lesson_whose_weight_edit_updates_the_sum_and_the_link(page, server):
     open_app(page, server, "/lessons?lang=en")
     assert page.get_by_text("Attention in five lessons").is_visible()
     assert page.get_by_text("Open the lesson").count() == 5
@@ -19,11 +19,6 @@ def test_overview_leads_to_the_first_lesson(page, server):
     settle(page)
     page.locator('[data-testid="stPlotlyChart"]:has(.main-svg)').nth(2).wait_for()
     assert chart_count(page) == 3 and no_exception(page)
-    assert metric_value(page, "Looked-up value") == "8"
-
-
-def test_dictionary_weight_edit_updates_the_sum_and_the_link(page, server):
-    open_app(page, server, "/soft-dictionary?lang=en")
     assert metric_value(page, "Looked-up value") == "8"
     box = page.locator('[data-testid="stNumberInput"]').filter(has_text="chair").nth(1).locator("input")
     box.fill("0.5")

@@ -12,14 +12,6 @@ from tests.e2e.conftest import chart_count, chart_text, open_app, rerun, settle
 pytestmark = pytest.mark.e2e
 
 
-def test_page_draws_every_stage_and_the_check(page, server):
-    open_app(page, server, "/?text=I+like+you&causal=1")
-    assert chart_count(page) == 11
-    assert page.get_by_test_id("stAlertContentSuccess").get_by_text("Matches PyTorch").is_visible()
-    assert page.locator('[data-testid="stException"]').count() == 0
-    assert "−∞" in chart_text(page, 6)  # the mask stage draws blocked cells as −∞
-
-
 # Counts the stage charts on the page when the first one is drawn (before any reply to the browser's signal).
 CHARTS_AT_FIRST_DRAW = """
 new MutationObserver((_, observer) => {
@@ -29,48 +21,45 @@ new MutationObserver((_, observer) => {
   }
 }).observe(document, { childList: true, subtree: true });
 """
+HEAVY = ("DataFrame.", "StreamlitSyntaxHighlighter.")  # ~3 MB of scripts a first visit used to parse before its chart
 
 
-def test_a_new_visitor_gets_the_first_stages_drawn_first_and_the_rest_without_asking(page, server):
-    page.add_init_script(CHARTS_AT_FIRST_DRAW)
-    open_app(page, server, "/?text=I+like+you")
-    assert page.evaluate("window.chartsAtFirstDraw") == FIRST_SCREEN
-    assert chart_count(page) == len(STAGES)  # the page asked for the rest itself
-    assert page.locator(f"[{PENDING}]").count() == 0
-    assert page.get_by_text("follow as soon as your browser").count() == 0
+def test_a_first_visit_loads_the_chart_library_once_draws_the_first_stages_first_then_all_and_follows_a_change(
+    page, server
+):
+    """One visitor's first minute, in the order a person meets it (each step was its own page load before).
 
-
-def test_the_browser_loads_the_chart_library_before_any_chart_and_only_once(page, server):
+    The chart library is fetched while a page without charts shows, and not again for the Playground; the first
+    chart is drawn while only the first screen's stages are on the page, the rest follow without a click; no data
+    grid or code highlighter is loaded; the check against PyTorch passes and `causal=1` masks; a widget change
+    redraws and rewrites the link; the share box gives that link.
+    """
     module = plotly_module()
     fetched: list[str] = []
     page.on("request", lambda r: fetched.append(r.url.rsplit("/", 1)[-1]))
+    page.add_init_script(CHARTS_AT_FIRST_DRAW)
     open_app(page, server, "/lessons")  # a page that draws no chart at all
     assert chart_count(page) == 0
     loaded = "m => performance.getEntriesByType('resource').some(r => r.name.endsWith('/' + m) && r.responseEnd > 0)"
     page.wait_for_function(loaded, arg=module, timeout=30_000)
     fetched.clear()
-    open_app(page, server, "/?text=I+like+you")
-    assert chart_count(page) == len(STAGES) and fetched.count(module) == 1  # the preload and the charts share it
-
-
-def test_the_first_screen_loads_no_data_grid_or_code_highlighter_and_the_share_box_opens(page, server):
-    scripts: list[str] = []
-    page.on("request", lambda r: scripts.append(r.url.rsplit("/", 1)[-1]) if r.url.endswith(".js") else None)
     open_app(page, server, "/?text=I+like+you&causal=1")
-    heavy = [s for s in scripts if s.startswith(("DataFrame.", "StreamlitSyntaxHighlighter."))]
-    assert not heavy, heavy  # ~3 MB of scripts a first visit used to parse before its first chart
-    rerun(page, page.get_by_text("Share this view").click)
-    link = page.locator('[data-testid="stSidebar"] [data-testid="stCode"]').inner_text()
-    assert "text=I%20like%20you" in link and "causal=true" in link and link.startswith(server)
-
-
-def test_a_widget_change_updates_the_charts_and_the_link(page, server):
-    open_app(page, server, "/?text=I+like+you")
+    assert page.evaluate("window.chartsAtFirstDraw") == FIRST_SCREEN
+    assert chart_count(page) == len(STAGES) and fetched.count(module) == 1  # the preload and the charts share it
+    assert page.locator(f"[{PENDING}]").count() == 0
+    assert page.get_by_text("follow as soon as your browser").count() == 0
+    heavy = [name for name in fetched if name.endswith(".js") and name.startswith(HEAVY)]
+    assert not heavy, heavy
+    assert page.get_by_test_id("stAlertContentSuccess").get_by_text("Matches PyTorch").is_visible()
+    assert page.locator('[data-testid="stException"]').count() == 0
+    assert "−∞" in chart_text(page, 6)  # the mask stage draws blocked cells as −∞
     before = chart_text(page, 7)
     rerun(page, lambda: page.get_by_text("Causal mask").click())
-    assert "causal=true" in page.url and "lang=en" in page.url
-    assert chart_text(page, 7) != before
-    assert "−∞" in chart_text(page, 6)
+    assert "causal=false" in page.url and "lang=en" in page.url
+    assert chart_text(page, 7) != before and "−∞" not in chart_text(page, 6)
+    rerun(page, page.get_by_text("Share this view").click)
+    link = page.locator('[data-testid="stSidebar"] [data-testid="stCode"]').inner_text()
+    assert "text=I%20like%20you" in link and "causal=false" in link and link.startswith(server)
 
 
 def test_editing_a_weight_cell_changes_the_downstream_charts(page, server):
@@ -90,24 +79,23 @@ def test_editing_a_weight_cell_changes_the_downstream_charts(page, server):
     assert chart_text(page, 10) != out_before
 
 
-def test_a_shared_link_reproduces_the_matrices(browser, server):
-    sender = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
-    open_app(sender, server, "/?text=<BOS>+I+like+you+<EOS>&d_model=8&heads=4&seed=3&causal=true&lang=zh")
+def test_a_shared_link_reproduces_the_matrices_and_shows_token_text_as_text(context, server):
+    sender = context.new_page()  # every tab is its own Streamlit session
+    text = "<BOS>+I+like+you+%3Cimg+src%3Dx+onerror%3Dalert(1)%3E+%3Cb%3Ehi%3C%2Fb%3E+<EOS>"
+    open_app(sender, server, f"/?text={text}&d_model=8&heads=4&seed=3&causal=true&lang=zh")
     link = sender.url
-    receiver = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()  # same layout, same text
+    receiver = context.new_page()  # same layout, same text
     open_app(receiver, server, link[link.index("/", 8) :])
     for index in (0, 4, 7, 10):
         assert chart_text(receiver, index) == chart_text(sender, index)
     assert receiver.get_by_text("注意力实验台").is_visible()
+    main = receiver.locator('[data-testid="stMain"]')
+    assert main.locator("img[src=x]").count() == 0  # a token is text, never HTML
+    assert "<b>" in chart_text(receiver, 0)
     rerun(receiver, lambda: receiver.get_by_text("因果掩码").click())  # a rerun keeps the language
     assert "lang=zh" in receiver.url and "causal=false" in receiver.url
-
-
-def test_token_text_is_shown_as_text_not_html(page, server):
-    open_app(page, server, "/?text=%3Cimg+src%3Dx+onerror%3Dalert(1)%3E+%3Cb%3Ehi%3C%2Fb%3E")
-    main = page.locator('[data-testid="stMain"]')
-    assert main.locator("img[src=x]").count() == 0
-    assert "<b>" in chart_text(page, 0)
+    sender.close()
+    receiver.close()
 
 
 def test_settings_survive_a_trip_through_the_navigation(page, server):
