@@ -18,6 +18,14 @@ HAVE_CHROMIUM = Path(CHROMIUM).exists()
 pytestmark = pytest.mark.e2e
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every browser test in one xdist group: one worker runs them against one server and one browser, warm from
+    the first test on, while the other workers run the rest (`--dist loadgroup` in pyproject.toml)."""
+    for item in items:
+        if item.get_closest_marker("e2e"):
+            item.add_marker(pytest.mark.xdist_group("browser"))
+
+
 def _no_browser() -> None:
     """Skip with the reason; in CI (CI=true) a missing browser is a failure, not a skip."""
     message = f"no Chromium at {CHROMIUM}; install Debian's chromium to run the browser tests"

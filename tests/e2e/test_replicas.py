@@ -8,6 +8,7 @@ import shutil
 import signal
 import subprocess
 import time
+import urllib.request
 
 import pytest
 
@@ -58,9 +59,27 @@ def alive(pid: int) -> bool:
         return f.read().split()[2] != "Z"
 
 
-def visit(browser, url: str):
-    """A new browser (its own affinity cookie) on the shared link; returns (context, tab, the replica serving it)."""
+def replica_of(url: str, key: str) -> str:
+    """Which replica nginx sends a browser holding the affinity cookie `key` to (one plain request, no browser)."""
+    request = urllib.request.Request(url + LINK, headers={"Cookie": f"attnlab_replica={key}"})
+    with urllib.request.urlopen(request, timeout=30) as response:
+        return response.headers["X-Attnlab-Replica"]
+
+
+def keys_for_each_replica(url: str, replicas: int) -> dict[str, str]:
+    """An affinity key that lands on each replica, found with plain requests (each key hashes to one replica)."""
+    found: dict[str, str] = {}
+    for i in range(200):
+        found.setdefault(replica_of(url, f"probe-{i}"), f"probe-{i}")
+        if len(found) == replicas:
+            break
+    return found
+
+
+def visit(browser, url: str, key: str):
+    """A new browser holding the affinity cookie `key` on the shared link; returns (context, tab, its replica)."""
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    context.add_cookies([{"name": "attnlab_replica", "value": key, "url": url}])
     tab = context.new_page()
     replica: list[str] = []
     tab.on("response", lambda r: replica.append(r.headers.get("x-attnlab-replica")) if r.url.endswith(LINK) else None)
@@ -71,22 +90,23 @@ def visit(browser, url: str):
 def test_every_replica_serves_the_link_alike_and_a_dead_one_is_routed_around(browser, front):
     url, proc, pids = front
     assert len(pids) == 3  # two replicas and nginx
+    keys = keys_for_each_replica(url, 2)
+    assert len(keys) == 2, keys  # a class's random keys spread over both replicas
     seen: dict[str, str] = {}
-    for _ in range(12):  # each new browser gets a random affinity key, so a random replica
-        context, tab, replica = visit(browser, url)
-        seen.setdefault(replica, chart_text(tab, 7))
-        if len(seen) == 2:
-            break
-        context.close()
-    assert len(seen) == 2, seen.keys()
+    for replica, key in keys.items():  # one browser on each replica, by its affinity cookie
+        context, tab, served_by = visit(browser, url, key)
+        assert served_by == replica  # the page, its scripts and its websocket stay on the key's replica
+        seen[replica] = chart_text(tab, 7)
+        if len(seen) < 2:
+            context.close()
     assert len(set(seen.values())) == 1  # the softmax weights are the same on both replicas
     before = chart_text(tab, 7)
     rerun(tab, lambda: tab.get_by_text("Causal mask", exact=True).click())  # the websocket works through nginx
     assert "causal=false" in tab.url and chart_text(tab, 7) != before and no_exception(tab)
     context.close()
     os.kill(pids[0], signal.SIGKILL)  # replica 0 dies
-    for _ in range(3):
-        context, tab, replica = visit(browser, url)
+    for key in keys.values():  # the dead replica's browsers are routed to the live one, the live one's stay
+        context, tab, _ = visit(browser, url, key)
         assert chart_text(tab, 7) == before and no_exception(tab)
         context.close()
     proc.send_signal(signal.SIGTERM)
