@@ -21,6 +21,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+PICKLE_SUFFIXES = (".pt", ".pth", ".pkl", ".pickle", ".ckpt", ".bin", ".joblib")  # names only a pickle wears
 SHORT_CHARS = 40  # an outside value quoted in a sentence
 DETAIL_CHARS = 200  # a library's own words shown apart from the sentence
 PICKLE_PROTOCOLS = (2, 3, 4, 5)  # a pickle of protocol 2+ starts with 0x80 and its protocol byte

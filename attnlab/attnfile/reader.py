@@ -32,6 +32,7 @@ from attnlab.limits import (
     TOL_ATTN_WEIGHT,
 )
 from attnlab.untrusted import (
+    PICKLE_SUFFIXES,
     ST_DTYPES,
     Entry,
     JsonRules,
@@ -45,7 +46,6 @@ from attnlab.untrusted import (
     st_span,
 )
 
-PICKLE_SUFFIXES = (".pt", ".pth", ".pkl", ".pickle", ".ckpt", ".bin", ".joblib")
 DTYPES = {name: ST_DTYPES[name] for name in ("F64", "F32", "F16", "BF16")}  # floats only
 RANKS = 4
 JSON_RULES = JsonRules(MAX_ATTN_HEADER_CONTAINERS)  # the header and the token lists: UTF-8, containers capped

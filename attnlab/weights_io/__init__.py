@@ -25,8 +25,8 @@ import torch
 from attnlab.limits import MAX_NPZ_MEMBERS as MAX_MEMBERS  # the package's public name for the cap
 from attnlab.limits import MAX_UPLOAD_BYTES
 from attnlab.multihead import NAMES, MultiHeadWeights
-from attnlab.untrusted import Refusal, is_torch_zip
-from attnlab.weights_io.checks import FORMAT, PICKLE_SUFFIXES, SHORT_CHARS, WeightsError, check_values, clip, refused
+from attnlab.untrusted import PICKLE_SUFFIXES, Refusal, is_torch_zip
+from attnlab.weights_io.checks import FORMAT, SHORT_CHARS, WeightsError, check_values, clip, refused
 from attnlab.weights_io.read_json import JSON_TOKENS, read_json
 from attnlab.weights_io.read_npz import NPY_DTYPES, read_npz
 from attnlab.weights_io.read_safetensors import SAFETENSORS_DTYPES, read_safetensors

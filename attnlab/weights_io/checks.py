@@ -16,7 +16,6 @@ from attnlab.multihead import NAMES
 from attnlab.untrusted import DETAIL_CHARS, SHORT_CHARS, Refusal, clip, pickled
 
 FORMAT = "attnlab-weights/1"
-PICKLE_SUFFIXES = (".pt", ".pth", ".pkl", ".pickle", ".ckpt", ".bin", ".joblib")
 
 T = TypeVar("T")
 

@@ -62,14 +62,18 @@ def thumbnails(digest: str, _source: AttentionSource) -> np.ndarray:
 
 @st.cache_resource(show_spinner=False, max_entries=KEPT)
 def scores(digest: str, _source: AttentionSource) -> np.ndarray:
-    """Every head finder score of a source, (P, L, H)."""
-    return head_scores(_source.attentions, _source.tokens).values.numpy()
+    """Every head finder score of a source, (P, L, H), read-only (shared by every session)."""
+    values = head_scores(_source.attentions, _source.tokens).values.numpy()
+    values.setflags(write=False)
+    return values
 
 
 @st.cache_resource(show_spinner=False, max_entries=ROLLOUTS_KEPT)
 def rollout(digest: str, _source: AttentionSource) -> np.ndarray:
-    """The rollout after every layer, (L, T, T)."""
-    return rollout_of(_source.attentions).numpy()
+    """The rollout after every layer, (L, T, T), read-only (shared by every session)."""
+    rolled = rollout_of(_source.attentions).numpy()
+    rolled.setflags(write=False)
+    return rolled
 
 
 def applies(view: str, source: AttentionSource) -> bool:
