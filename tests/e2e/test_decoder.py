@@ -14,9 +14,9 @@ def test_a_live_run_redraws_its_progress_until_done_without_any_click(page, serv
     assert no_exception(page)
     charts = chart_count(page)
     steps = page.get_by_label("Training steps")
-    steps.fill("30")
+    steps.fill("12")
     rerun(page, lambda: steps.press("Enter"))
     rerun(page, lambda: page.get_by_role("button", name="Start training").click())
-    page.get_by_text("Done: 30 steps").wait_for(timeout=120_000)  # only the fragment's own polling gets it there
-    assert no_exception(page) and "Step 30 of 30" in main_text(page)
+    page.get_by_text("Done: 12 steps").wait_for(timeout=120_000)  # only the fragment's own polling gets it there
+    assert no_exception(page) and "Step 12 of 12" in main_text(page)
     assert chart_count(page) == charts + 1

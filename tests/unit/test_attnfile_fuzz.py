@@ -30,7 +30,7 @@ from attnlab.limits import (
 from attnlab.ui.app.i18n import LANGS, catalog
 
 FUZZ = settings(
-    max_examples=150,
+    max_examples=60,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.large_base_example],
 )

@@ -14,23 +14,23 @@ from attnlab.trained.training import checkpoint_steps, train
 
 
 def test_a_short_run_twice_gives_identical_weights(tmp_path):
-    main(["induction-2l", "--out", str(tmp_path / "a"), "--steps", "20", "--seed", "3"])
-    main(["induction-2l", "--out", str(tmp_path / "b"), "--steps", "20", "--seed", "3"])
-    for s in checkpoint_steps(20):
+    main(["induction-2l", "--out", str(tmp_path / "a"), "--steps", "4", "--seed", "3"])
+    main(["induction-2l", "--out", str(tmp_path / "b"), "--steps", "4", "--seed", "3"])
+    for s in checkpoint_steps(4):
         name = f"step{s:05d}.safetensors"
         assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
     assert json.loads((tmp_path / "a" / "log.json").read_text()) == json.loads(
         (tmp_path / "b" / "log.json").read_text()
     )
     other = tmp_path / "c"
-    main(["induction-2l", "--out", str(other), "--steps", "20", "--seed", "4"])
-    assert (other / "step00020.safetensors").read_bytes() != (tmp_path / "a" / "step00020.safetensors").read_bytes()
+    main(["induction-2l", "--out", str(other), "--steps", "4", "--seed", "4"])
+    assert (other / "step00004.safetensors").read_bytes() != (tmp_path / "a" / "step00004.safetensors").read_bytes()
 
 
 def test_a_written_run_loads_from_its_folder(tmp_path):
-    main(["induction-1l", "--out", str(tmp_path), "--steps", "10"])
+    main(["induction-1l", "--out", str(tmp_path), "--steps", "3"])
     d = load(tmp_path)
-    assert d.steps == checkpoint_steps(10) and d.step == 10 and d.n_layers == 1
+    assert d.steps == checkpoint_steps(3) and d.step == 3 and d.n_layers == 1
 
 
 def test_the_callback_sees_every_step_and_cancel_stops_the_run():

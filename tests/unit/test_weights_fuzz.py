@@ -36,7 +36,7 @@ from attnlab.weights_io import (
 from tests.unit.test_weights_io import npy_header, safetensors_raw, with_file_size, zip_bytes
 
 FUZZ = settings(
-    max_examples=100,
+    max_examples=40,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.large_base_example],
 )
