@@ -53,7 +53,7 @@ def is_oom(exc: BaseException) -> bool:
     return "out of memory" in text or "can't allocate memory" in text
 
 
-def _one_line(text: str, limit: int = 600) -> str:
+def one_line(text: str, limit: int = 600) -> str:
     """Collapse PyTorch's multi-line reasons to one readable line."""
     text = re.sub(r"\s+", " ", text).strip()
     return text if len(text) <= limit else text[: limit - 1] + "…"
@@ -73,7 +73,7 @@ def _probe(call: Callable[[], torch.Tensor], device: torch.device) -> torch.Tens
             said = [str(w.message) for w in caught]
             said = list(dict.fromkeys(s for s in said if s.strip()))  # unique, in order
             said.append(str(exc) or type(exc).__name__)
-            raise Unsupported(_one_line("; ".join(said))) from exc
+            raise Unsupported(one_line("; ".join(said))) from exc
 
 
 def _uses_mha_fast_path(call: Callable[[], torch.Tensor]) -> bool:

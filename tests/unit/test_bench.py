@@ -354,9 +354,9 @@ def test_load_recorded_keeps_valid_files_and_skips_malformed(tmp_path):
     (tmp_path / "f-text-number.json").write_text(json.dumps(invented))
     (tmp_path / "notes.txt").write_text("ignored")
     runs, skipped = load_recorded(tmp_path)
-    assert [r.path.name for r in runs] == ["a-good.json"]
+    assert [r.name for r in runs] == ["a-good.json"]
     assert [r.to_dict() for r in runs[0].results] == doc["results"] and "torch" in runs[0].label
-    assert [s.split(":")[0] for s in skipped] == [
+    assert [str(s).split(":")[0] for s in skipped] == [
         "b-not-json.json",
         "c-no-env.json",
         "d-missing-key.json",
