@@ -112,6 +112,14 @@ def sources(live: dict | None, recorded: Sequence[RecordedRun], upload: Recorded
     return out
 
 
+def _common_first(ok: list[tuple[int, ResultRow]], field: str) -> list:
+    """A field's values, those found in the most result sets first: the default slice is the one most share."""
+    sets: dict = {}
+    for n, r in ok:
+        sets.setdefault(getattr(r, field), set()).add(n)
+    return sorted(sets, key=lambda v: (-len(sets[v]), str(v)))
+
+
 def side_by_side(sets: list[Source]) -> None:
     """One implementation at one dtype, head size and mask across every result set: TFLOP/s and share of peak."""
     if len(sets) < 2:
@@ -119,33 +127,29 @@ def side_by_side(sets: list[Source]) -> None:
     st.divider()
     st.subheader(t("benchmark.compare_title"))
     st.caption(t("benchmark.compare_intro"))
-    ok = [r for _, rows, _ in sets for r in rows if r.ok and r.tflops is not None]
-    if not ok:
-        return
-    cols = st.columns(4)
-    with cols[0]:
-        impl = _pick(t("benchmark.compare_impl"), "bench.cmp.impl", sorted({r.impl for r in ok}))
-    ok = [r for r in ok if r.impl == impl]
-    with cols[1]:
-        dtype = _pick(t("benchmark.dtype"), "bench.cmp.dtype", sorted({r.dtype for r in ok}))
-    ok = [r for r in ok if r.dtype == dtype]
-    with cols[2]:
-        head_dim = _pick(t("benchmark.head_dim"), "bench.cmp.hd", sorted({r.head_dim for r in ok}))
+    ok = [(n, r) for n, (_, rows, _) in enumerate(sets) for r in rows if r.ok and r.tflops is not None]
     masks = {True: t("benchmark.causal_short"), False: t("benchmark.full_short")}
-    with cols[3]:
-        causal = _pick(
-            t("benchmark.causal"), "bench.cmp.mask", sorted({r.causal for r in ok if r.head_dim == head_dim}), masks
-        )
-    want = (impl, dtype, head_dim, causal)
+    pickers = (
+        ("impl", t("benchmark.compare_impl"), None),
+        ("dtype", t("benchmark.dtype"), None),
+        ("head_dim", t("benchmark.head_dim"), None),
+        ("causal", t("benchmark.causal"), masks),
+    )
+    want = {}
+    for col, (field, label, labels) in zip(st.columns(4), pickers, strict=True):
+        if not ok:
+            return
+        with col:
+            want[field] = _pick(label, f"bench.cmp.{field}", _common_first(ok, field), labels)
+        ok = [(n, r) for n, r in ok if getattr(r, field) == want[field]]
+    key = tuple(want.values())
     picked = [
-        (label, [r for r in rows if (r.impl, r.dtype, r.head_dim, r.causal) == want], p) for label, rows, p in sets
+        (label, [r for r in rows if (r.impl, r.dtype, r.head_dim, r.causal) == key], p) for label, rows, p in sets
     ]
-    x_title = t("benchmark.axis_t")
+    x_title, dtype = t("benchmark.axis_t"), want["dtype"]
     chart(compare_figure(picked, t("benchmark.compare_tflops"), x_title, "TFLOP/s"), "bench.cmp.tflops")
     if any(p.get(dtype) and rows for _, rows, p in picked):
-        fig = compare_figure(
-            picked, t("benchmark.compare_share"), x_title, t("benchmark.col_share") + " (%)", share=True
-        )
-        chart(fig, "bench.cmp.share")
+        y_title = t("benchmark.col_share") + " (%)"
+        chart(compare_figure(picked, t("benchmark.compare_share"), x_title, y_title, share=True), "bench.cmp.share")
     else:
         st.caption(t("benchmark.compare_no_peak", dtype=dtype))
