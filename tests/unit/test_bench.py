@@ -253,6 +253,8 @@ def test_flops_and_peaks():
     assert known_peak_tflops("NVIDIA H100 80GB HBM3", "bfloat16") == pytest.approx(989.4)
     assert known_peak_tflops("NVIDIA H200", "float32") == pytest.approx(66.9)
     assert known_peak_tflops("NVIDIA H100 PCIe", "float16") == pytest.approx(756.0)
+    assert known_peak_tflops("Tesla T4", "float16") == pytest.approx(65.0)  # Colab's free GPU
+    assert known_peak_tflops("Tesla T4", "bfloat16") is None  # no bfloat16 tensor cores: no share, never a guess
     assert known_peak_tflops("CPU: AMD EPYC", "float32") is None
     assert known_peak_tflops("Some Future GPU", "float16") is None
     env = {"peak_tflops": {"bfloat16": 1000.0}}

@@ -63,6 +63,15 @@ def test_on_a_t4_the_sweep_shrinks_and_says_why():
     assert any("sdpa-flash" in p.measured for p in sixteen_k)  # the flash kernels still reach 16k
 
 
+def test_device_descriptions_take_datasheet_peaks_and_plan_an_unknown_gpu_low():
+    assert H100.tflops["bfloat16"] == 989.4 and H100.memory_bytes < 80 * 2**30  # the context and cache keep some
+    unknown = gpu_spec("Some Future GPU", 24 * 2**30)
+    assert unknown.tflops == planning.UNKNOWN_GPU[0] and unknown.bandwidth_gbs == planning.UNKNOWN_GPU[1]
+    assert plan_for(unknown).estimate_s <= RECORD.budget_s
+    cpu = planning.describe(torch.device("cpu"))
+    assert cpu.kind == "cpu" and cpu.memory_bytes > 0 and cpu.tflops == planning.CPU_TFLOPS
+
+
 def test_a_dtype_the_device_cannot_run_is_unsupported_on_every_row():
     plan = plan_for(T4, unrunnable={"bfloat16": "bfloat16 cannot run on this device: no"})
     rows = [(p, i) for p in plan.points if p.dtype == "bfloat16" for i in p.impls]
