@@ -167,7 +167,10 @@ def _rows(rows: object) -> list[ResultRow]:
         if problem is not None:
             reason, fields = problem
             raise ResultsError(f"row_{reason}", index=index, **fields)
-        out.append(ResultRow.from_dict({key: row[key] for key in RESULT_KEYS}))
+        values = {key: row[key] for key in RESULT_KEYS}
+        if values["peak_mem_bytes"] is not None:
+            values["peak_mem_bytes"] = int(values["peak_mem_bytes"])
+        out.append(ResultRow.from_dict(values))
     return out
 
 

@@ -94,10 +94,12 @@ def row_problem(
         value = data[key]
         if value is None:
             continue
-        if not _is_num(value) or (key == "peak_mem_bytes" and type(value) is not int):
+        if not _is_num(value):
             return "number", {"field": key, "value": value}
         if not math.isfinite(value):
             return "not_finite", {"field": key, "value": value}
+        if key == "peak_mem_bytes" and not float(value).is_integer():  # bytes: 65536.0 is fine, 1.5 is not
+            return "number", {"field": key, "value": value}
         if value < 0:
             return "negative", {"field": key, "value": value}
     timings = [data[k] for k in ("p20_ms", "median_ms", "p80_ms")]
