@@ -83,7 +83,7 @@ DRY_RUN = Grid(
     seq_lens=(16, 32),
     width=32,
     batch=1,
-    tiled_block=8,
+    tiled_block=16,  # T=32 still walks four tiles
     budget_s=50.0,
     check_point=("float32", 16, 32),
     timing=dict(warmup=1, min_reps=2, max_reps=3, min_time_s=0.0, max_time_s=0.05),
