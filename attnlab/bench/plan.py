@@ -31,6 +31,7 @@ MATMUL_EFFICIENCY = 0.6  # share of the peak a large batched matmul reaches
 EXPLICIT_PASSES = 16  # T x T reads and writes of attention_steps: eight stages kept, each written and read
 MATH_PASSES = 6  # the math backend: scores, softmax in float32, weights read by the second matmul
 TILE_LAUNCHES = 22  # kernels attnlab's tiled path launches per tile (slices, matmuls, online softmax)
+TILE_PASSES = 6  # float32 tile reads and writes of the online softmax (scores, exp, sums, rescaling)
 ROW_OVERHEAD_S = 0.05  # per row: allocator release, profiler or CUDA bookkeeping, Python
 FIRST_CALL_S = 0.5  # on a GPU, sdpa and sdpa-cudnn may build a cuDNN graph for each new shape on the first call
 RANDN_PER_S = 1e8  # CPU normal draws per second for the inputs (seeded on the CPU for every device)
@@ -117,12 +118,10 @@ def call_seconds(impl: str, spec: DeviceSpec, config: BenchConfig, dtype: str, t
         return full + cells * 4 * MATH_PASSES / bandwidth + 10 * spec.launch_s
     if impl == "explicit":
         return full + cells * _item(dtype) * EXPLICIT_PASSES / bandwidth + 12 * spec.launch_s
-    tiles = math.ceil(t / config.tiled_block) ** 2
-    if config.causal:
-        n = math.ceil(t / config.tiled_block)
-        tiles = n * (n + 1) // 2
-        full /= 2
-    return full + cells * 4 * 6 / bandwidth * (0.5 if config.causal else 1) + tiles * TILE_LAUNCHES * spec.launch_s
+    n = math.ceil(t / config.tiled_block)  # query blocks, and key blocks
+    tiles = n * (n + 1) // 2 if config.causal else n * n  # causal: the tiles past the diagonal are skipped
+    share = 0.5 if config.causal else 1.0
+    return share * (full + cells * 4 * TILE_PASSES / bandwidth) + tiles * TILE_LAUNCHES * spec.launch_s
 
 
 def harness_calls(call_s: float, config: BenchConfig) -> int:
