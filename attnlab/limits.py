@@ -59,7 +59,15 @@ MAX_MULTIHEAD_FULL_D = 16384  # d_model the Multi-head page's full-size arithmet
 MAX_DICTIONARY_VALUE = 1000.0  # largest |value| typed into the soft dictionary lesson
 MAX_ANSWER_CHARS = 400  # longer than any honest answer (64 tokens' worth of mask cells is typed as a count)
 MAX_ANSWER_SHAPE_DIMS = 4  # dimensions a typed shape answer may have
-MAX_RESULTS_FILE_BYTES = 5 * 2**20  # one benchmark results file read from data/gpu/
+# Benchmark results files (contract 11): uploaded on the Benchmark page or read from data/gpu/. The record preset
+# writes about 500 rows (~250 KB); a file is a few hundred KB at most, and json.loads of 2 MiB stays under ~30 MB.
+MAX_RESULTS_UPLOAD_MB = 2  # the Benchmark page's uploader refuses more in the browser
+MAX_RESULTS_FILE_BYTES = MAX_RESULTS_UPLOAD_MB * 2**20  # its loader checks the bytes again, whatever sent them
+MAX_RESULTS_ROWS = 4096  # rows in one file: eight times the record preset's grid
+MAX_RESULTS_JSON_ITEMS = 20 * MAX_RESULTS_ROWS + 8192  # '[', '{' and ',' before json.loads: a row has 15
+MAX_RESULTS_TEXT_CHARS = 200  # characters of a device name, a torch or CUDA version, a date
+MAX_RESULTS_STATUS_CHARS = 1000  # characters of a row's status ("unsupported: " and PyTorch's reason)
+MAX_RESULTS_SIZE = 2**24  # the largest batch, heads, T or head size a row may name
 TOL_MINILM_COSINE = 0.99999  # contract 5: our embedding against SentenceTransformer.encode
 TOL_CAPTURE_QK = 1e-4  # recorded q and k must give back the model's attentions within this
 MAX_HEAD_PANELS = 8  # heads drawn side by side at most: 64 panels of 64 x 64 would freeze a browser

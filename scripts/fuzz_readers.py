@@ -6,14 +6,16 @@ Two readers, each checked against its fuzz tests' contract (`outcome` in the tes
               or a WeightsError with a sentence in both languages.
     attnfile  attnlab.attnfile.load (tests/unit/test_attnfile_fuzz.py): a valid AttentionFile, or an
               AttentionFileError with a sentence in both languages that is not the catch-all `unreadable`.
+    results   attnlab.bench.results.load_results (tests/unit/test_results_fuzz.py): a RecordedRun the
+              Benchmark page can draw, or a ResultsError with a sentence in both languages (not `unreadable`).
 
-    python -m scripts.fuzz_readers --examples 20000 [--target weights|attnfile|all]
+    python -m scripts.fuzz_readers --examples 20000 [--target weights|attnfile|results|all]
         hypothesis: the structure-aware strategies of the fuzz tests (for weights: JSON, .npz, safetensors,
         mutated valid files, raw bytes under any name; for attention files: crafted headers, mutated valid
         files, random headers, raw bytes under any name), each run for this many examples.
 
     pip install atheris==3.0.0
-    python -m scripts.fuzz_readers --atheris --runs 200000 --target weights|attnfile
+    python -m scripts.fuzz_readers --atheris --runs 200000 --target weights|attnfile|results
         atheris (libFuzzer): coverage-guided byte mutations of one reader, attnlab.untrusted, zipfile and
         json, seeded with files drawn from the same strategies. The first byte of an input picks the name.
 
@@ -53,6 +55,11 @@ TARGETS = {
         "tests.unit.test_attnfile_fuzz",
         ("a.safetensors", "A.SAFETENSORS", "a.pt", "a"),
         ("attnlab.attnfile", "attnlab.untrusted", "json"),
+    ),
+    "results": Target(
+        "tests.unit.test_results_fuzz",
+        ("r.json", "R.JSON", "r.pt", "r"),
+        ("attnlab.bench.results", "attnlab.untrusted", "json"),
     ),
 }
 
@@ -106,6 +113,8 @@ def strategies(target: str) -> dict[str, object]:
     from hypothesis import strategies as st
 
     fuzz = fuzz_module(target)
+    if target == "results":
+        return dict(fuzz.STRATEGIES)
     if target == "weights":
         return {
             "json": st.tuples(st.sampled_from(["w.json", "W.JSON"]), fuzz.json_files()),
@@ -190,7 +199,7 @@ def run_atheris(target: str, runs: int, seeds: int, tally: Tally) -> None:
 def main() -> None:
     """Parse the arguments and run one engine over the chosen readers; exit 1 if anything escaped."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--target", choices=[*TARGETS, "all"], default="all", help="which reader (default: both)")
+    parser.add_argument("--target", choices=[*TARGETS, "all"], default="all", help="which reader (default: all)")
     parser.add_argument("--examples", type=int, default=20000, help="hypothesis examples per strategy")
     parser.add_argument("--atheris", action="store_true", help="coverage-guided instead (pip install atheris==3.0.0)")
     parser.add_argument("--runs", type=int, default=200000, help="atheris inputs")
@@ -200,7 +209,7 @@ def main() -> None:
     targets = list(TARGETS) if args.target == "all" else [args.target]
     if args.atheris:
         if len(targets) != 1:
-            parser.error("--atheris fuzzes one reader: pass --target weights or --target attnfile")
+            parser.error("--atheris fuzzes one reader: pass --target weights, attnfile or results")
         run_atheris(targets[0], args.runs, args.seeds, Tally(targets[0], args.out))
         return
     escapes = 0

@@ -1,5 +1,6 @@
 """Benchmark: time attnlab's explicit and tiled attention against PyTorch's kernels on this server's device,
-and show the results recorded on a real GPU (data/gpu/*.json). Only measured numbers are drawn."""
+show the results recorded on a real GPU (data/gpu/*.json) and a results file a visitor uploads, side by side.
+Only measured numbers are drawn."""
 
 import streamlit as st
 
@@ -7,7 +8,9 @@ from attnlab.bench import IMPLS
 from attnlab.ui.app import state
 from attnlab.ui.app.i18n import t
 from attnlab.ui.pages.benchmark import results as ui
+from attnlab.ui.pages.benchmark import upload
 from attnlab.ui.pages.benchmark.sections import (
+    RESULT_KEY,
     controls,
     page_state,
     recorded,
@@ -19,7 +22,7 @@ from attnlab.ui.pages.benchmark.sections import (
 
 
 def main() -> None:
-    """Settings, the run button, this session's run, then the recorded GPU runs."""
+    """Settings, the run button, this session's run, the recorded GPU runs, an uploaded file, all side by side."""
     page, rec = page_state()
     page.load()
     st.title(t("benchmark.title"))
@@ -33,6 +36,8 @@ def main() -> None:
         run(sweep_config(page, runnable, impls))
     this_run()
     recorded(page, rec)
+    mine = upload.uploaded()
+    upload.side_by_side(upload.sources(st.session_state.get(RESULT_KEY), rec.runs, mine))
     state.save(page)
 
 

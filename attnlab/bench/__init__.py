@@ -3,7 +3,9 @@
 Use `run_benchmark(BenchConfig(...), on_progress=...)` from a page, or the CLI `python -m attnlab.bench`.
 One job per module: `config` (what to measure), `row` (the result schema), `env` (where it runs),
 `reference` (the float64 answer), `impls` (the calls), `measure` (one row), `sweep` (all rows),
-`limits` (memory the sizes need), `peaks` (datasheet peaks), `results` (recorded GPU files in data/gpu/).
+`memory` (memory the sizes need), `peaks` (datasheet peaks), `plan` (what the record preset fits on a device,
+and how long it takes), `record` (the record preset, `--preset record`), `results` (results files from anyone:
+data/gpu/ and uploads, hardened).
 """
 
 from attnlab.bench.config import IMPLS, SDPA_BACKENDS, BenchConfig, Progress
@@ -21,7 +23,14 @@ from attnlab.bench.memory import (
 )
 from attnlab.bench.peaks import KNOWN_PEAKS, known_peak_tflops, peak_share
 from attnlab.bench.reference import reference_attention
-from attnlab.bench.results import DEFAULT_RESULTS_DIR, RecordedRun, load_recorded, validate_document
+from attnlab.bench.results import (
+    DEFAULT_RESULTS_DIR,
+    RecordedRun,
+    ResultsError,
+    load_recorded,
+    load_results,
+    validate_document,
+)
 from attnlab.bench.row import RESULT_KEYS, ResultRow
 from attnlab.bench.sweep import iter_benchmark, run_benchmark
 
@@ -37,6 +46,7 @@ __all__ = [
     "BenchConfig",
     "Progress",
     "RecordedRun",
+    "ResultsError",
     "ResultRow",
     "attention_flops",
     "attention_matrix_bytes",
@@ -46,6 +56,7 @@ __all__ = [
     "iter_benchmark",
     "known_peak_tflops",
     "load_recorded",
+    "load_results",
     "memory_cap_message",
     "over_memory_cap",
     "peak_share",

@@ -1,4 +1,8 @@
-"""CLI: `python -m attnlab.bench --device auto --dtype float16,float32 --seq-lens 256,512 ... --out r.json`."""
+"""CLI: `python -m attnlab.bench --device auto --dtype float16,float32 --seq-lens 256,512 ... --out r.json`.
+
+`--preset record [--dry-run] --out FILE` runs the headline sweep instead (attnlab.bench.record, contract 11).
+Bad input (a flag, a device that is not there, a dtype the device cannot run) gets one line and exit 2.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +15,8 @@ from attnlab.bench.config import IMPLS, BenchConfig
 from attnlab.bench.env import resolve_device
 from attnlab.bench.memory import DTYPES, format_bytes
 from attnlab.bench.peaks import peak_share
+from attnlab.bench.plan import Plan
+from attnlab.bench.record import DRY_RUN, RECORD, dtype_problems, run_record
 from attnlab.bench.row import ResultRow
 from attnlab.bench.sweep import run_benchmark
 
@@ -66,7 +72,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--threads", type=_positive, help="torch.set_num_threads for the CPU (default: torch's choice)")
     p.add_argument("--no-check", action="store_true", help="skip the float64 reference (max_abs_err None)")
     p.add_argument("--no-progress", action="store_true")
+    p.add_argument("--preset", choices=tuple(PRESETS), help="record: the headline sweep, planned for this device")
+    p.add_argument("--dry-run", action="store_true", help="with --preset: the same code at tiny sizes (CPU by default)")
+    p.add_argument("--budget-s", type=float, help="with --preset: seconds of estimated sweep the plan may use")
     return p
+
+
+PRESETS = {"record": RECORD}
+PRESET_FIXES = ("dtype", "seq_lens", "heads", "head_dim", "batch", "causal", "impls", "warmup", "min_reps")
+PRESET_FIXES += ("max_reps", "min_time", "max_time", "tiled_block", "no_check")
 
 
 def _fmt(x: float | None, spec: str) -> str:
@@ -78,13 +92,14 @@ def summary(doc: dict) -> str:
     """A plain-text table of the results for the terminal."""
     env = doc["env"]
     lines = [f"{env['device_name']} · torch {env['torch']} · cuda {env['cuda']} · {env['date']}"]
-    head = f"{'impl':<15}{'dtype':<9}{'T':>7}{'median ms':>11}{'p20':>10}{'p80':>10}"
+    head = f"{'impl':<15}{'dtype':<9}{'d':>4}{'mask':>7}{'T':>7}{'median ms':>11}{'p20':>10}{'p80':>10}"
     lines.append(head + f"{'TFLOP/s':>9}{'of peak':>8}{'peak mem':>11}{'max err':>10}  status")
     for r in map(ResultRow.from_dict, doc["results"]):
         share = peak_share(r.dtype, r.tflops, env)
         mem = None if r.peak_mem_bytes is None else format_bytes(r.peak_mem_bytes)
         lines.append(
-            f"{r.impl:<15}{r.dtype:<9}{r.seq_len:>7}{_fmt(r.median_ms, '.3f'):>11}"
+            f"{r.impl:<15}{r.dtype:<9}{r.head_dim:>4}{'causal' if r.causal else 'full':>7}{r.seq_len:>7}"
+            f"{_fmt(r.median_ms, '.3f'):>11}"
             f"{_fmt(r.p20_ms, '.3f'):>10}{_fmt(r.p80_ms, '.3f'):>10}{_fmt(r.tflops, '.3f'):>9}"
             f"{_fmt(share, '.1%'):>8}{mem or '-':>11}{_fmt(r.max_abs_err, '.1e'):>10}  {r.status}"
         )
@@ -93,15 +108,69 @@ def summary(doc: dict) -> str:
 
 def print_progress(done: int, total: int, row: ResultRow) -> None:
     """One line per finished row on stderr (no progress-bar package: the CLI needs only torch and numpy)."""
-    print(f"[{done}/{total}] {row.impl} {row.dtype} T={row.seq_len} {row.status[:40]}", file=sys.stderr, flush=True)
+    where = f"{row.impl} {row.dtype} d={row.head_dim}{' causal' if row.causal else ''} T={row.seq_len}"
+    print(f"[{done}/{total}] {where} {row.status[:40]}", file=sys.stderr, flush=True)
+
+
+def print_plan(plan: Plan) -> None:
+    """The plan in one line before the sweep starts."""
+    print(f"record plan for {plan.spec.name}: {plan.summary()}", file=sys.stderr, flush=True)
+
+
+def write(doc: dict, out: Path | None) -> int:
+    """The document as JSON to `out` (stdout when None) and the summary to stderr; 1 with one line if it cannot."""
+    text = json.dumps(doc, indent=1)
+    if out is None:
+        print(text)
+    else:
+        try:
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_text(text + "\n", encoding="utf-8")
+        except OSError as exc:
+            print(f"python -m attnlab.bench: cannot write {out}: {exc.strerror or exc}", file=sys.stderr)
+            return 1
+    print(summary(doc), file=sys.stderr)
+    return 0
+
+
+def main_preset(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    """--preset: refuse the flags it fixes, plan for the device, run, write."""
+    if args.preset is None:
+        parser.error("--dry-run and --budget-s go with --preset record")
+    fixed = [f"--{name.replace('_', '-')}" for name in PRESET_FIXES if getattr(args, name) != parser.get_default(name)]
+    if fixed:
+        parser.error(f"--preset {args.preset} fixes the sweep; leave out {', '.join(fixed)}")
+    if args.budget_s is not None and not args.budget_s > 0:
+        parser.error(f"--budget-s must be a positive number of seconds, got {args.budget_s}")
+    try:
+        device = resolve_device("cpu" if args.dry_run and args.device == "auto" else args.device)
+    except RuntimeError as exc:
+        parser.error(str(exc))
+    grid = DRY_RUN if args.dry_run else PRESETS[args.preset]
+    one_thread = args.dry_run and device.type == "cpu"  # tiny sizes gain nothing from threads on a shared machine
+    doc = run_record(
+        grid,
+        device,
+        dry_run=args.dry_run,
+        budget_s=args.budget_s,
+        threads=args.threads or (1 if one_thread else None),
+        seed=args.seed,
+        on_plan=None if args.no_progress else print_plan,
+        on_progress=None if args.no_progress else print_progress,
+    )
+    return write(doc, args.out)
 
 
 def main(argv: list[str] | None = None) -> int:
     """Parse flags, run the sweep printing progress, write the JSON, print a summary to stderr."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.preset is not None or args.dry_run or args.budget_s is not None:
+        return main_preset(parser, args)
     try:
-        resolve_device(args.device)
+        problems = dtype_problems(resolve_device(args.device), args.dtype)
+        if problems:
+            raise ValueError(next(iter(problems.values())))
         config = BenchConfig(
             device=args.device,
             dtypes=args.dtype,
@@ -125,14 +194,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(str(exc))
 
     doc = run_benchmark(config, on_progress=None if args.no_progress else print_progress)
-    text = json.dumps(doc, indent=1)
-    if args.out is None:
-        print(text)
-    else:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(text + "\n", encoding="utf-8")
-    print(summary(doc), file=sys.stderr)
-    return 0
+    return write(doc, args.out)
 
 
 if __name__ == "__main__":

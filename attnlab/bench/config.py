@@ -1,9 +1,9 @@
-"""What one benchmark sweep measures: the implementations, the SDPA backends, and a validated `BenchConfig`."""
+"""What one benchmark sweep measures: implementations, SDPA backends, a validated `BenchConfig` and its `Point`s."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 
 from torch.nn.attention import SDPBackend
 
@@ -75,6 +75,26 @@ class BenchConfig:
     def total(self) -> int:
         """Number of result rows the sweep produces."""
         return len(self.dtypes) * len(self.seq_lens) * len(self.impls)
+
+    def points(self) -> tuple[Point, ...]:
+        """Every (dtype, T) of the sweep with all its implementations, dtype first, then T."""
+        return tuple(Point(self, d, t, self.impls) for d in self.dtypes for t in self.seq_lens)
+
+
+@dataclass(frozen=True)
+class Point:
+    """One (dtype, T) under one config: its rows in order; `skip` holds those a plan left out, with their status."""
+
+    config: BenchConfig  # batch, heads, head_dim, causal, timing, check for this point
+    dtype: str
+    seq_len: int
+    impls: tuple[str, ...]  # every row of the point, in the order they are written
+    skip: Mapping[str, str] = field(default_factory=dict)  # impl -> "oom" or "unsupported: why", not measured
+
+    @property
+    def measured(self) -> tuple[str, ...]:
+        """The implementations this point runs."""
+        return tuple(i for i in self.impls if i not in self.skip)
 
 
 Progress = Callable[[int, int, ResultRow], None]  # on_progress(done, total, row)

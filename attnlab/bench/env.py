@@ -62,7 +62,7 @@ def environment(device: torch.device, config: BenchConfig) -> dict:
         "peak_mem": (
             "max_memory_allocated in a pass of its own, minus what was allocated before the call"
             if device.type == "cuda"
-            else "torch.profiler(profile_memory=True) in a pass of its own: the CPU allocator's "
+            else "the autograd profiler (profile_memory=True) in a pass of its own: the CPU allocator's "
             "peak of live bytes during the call (inputs excluded)"
         ),
         "reference": "float64 attention on the same (rounded) inputs, computed in row chunks",

@@ -53,7 +53,7 @@ def is_oom(exc: BaseException) -> bool:
     return "out of memory" in text or "can't allocate memory" in text
 
 
-def _one_line(text: str, limit: int = 600) -> str:
+def one_line(text: str, limit: int = 600) -> str:
     """Collapse PyTorch's multi-line reasons to one readable line."""
     text = re.sub(r"\s+", " ", text).strip()
     return text if len(text) <= limit else text[: limit - 1] + "…"
@@ -73,16 +73,19 @@ def _probe(call: Callable[[], torch.Tensor], device: torch.device) -> torch.Tens
             said = [str(w.message) for w in caught]
             said = list(dict.fromkeys(s for s in said if s.strip()))  # unique, in order
             said.append(str(exc) or type(exc).__name__)
-            raise Unsupported(_one_line("; ".join(said))) from exc
+            raise Unsupported(one_line("; ".join(said))) from exc
 
 
 def _uses_mha_fast_path(call: Callable[[], torch.Tensor]) -> bool:
     """Profile one call: did nn.MultiheadAttention dispatch to its fused native kernel?"""
-    from torch.profiler import ProfilerActivity, profile
-
-    with _quiet_stderr(), profile(activities=[ProfilerActivity.CPU]) as prof:
+    with _quiet_stderr(), _cpu_profile(profile_memory=False) as prof:
         call()
-    return any("_native_multi_head_attention" in e.name for e in prof.events())
+    return any("_native_multi_head_attention" in e.name for e in prof.function_events)
+
+
+def _cpu_profile(profile_memory: bool) -> torch.autograd.profiler.profile:
+    """The autograd profiler on the CPU: torch.profiler.profile's own start imports torch._inductor (seconds)."""
+    return torch.autograd.profiler.profile(use_cpu=True, profile_memory=profile_memory)
 
 
 @contextlib.contextmanager
@@ -117,13 +120,11 @@ def _peak_memory_cuda(call: Callable[[], torch.Tensor], device: torch.device) ->
 
 def _peak_memory_cpu(call: Callable[[], torch.Tensor]) -> int | None:
     """Peak live bytes the CPU allocator hands out during the call, from the profiler's memory events."""
-    from torch.profiler import ProfilerActivity, profile
-
-    with _quiet_stderr(), profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+    with _quiet_stderr(), _cpu_profile(profile_memory=True) as prof:
         out = call()
         del out
     try:
-        events = prof.profiler.kineto_results.events()
+        events = prof.kineto_results.events()
         allocs = sorted((e.start_ns(), e.nbytes()) for e in events if e.name() == "[memory]")
     except AttributeError:  # a torch without these internals: say nothing rather than guess
         return None

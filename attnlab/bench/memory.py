@@ -87,6 +87,28 @@ def estimated_peak_bytes(
     return inputs + max([attention_matrix_bytes(batch, heads, seq_len, seq_len, dtype), *rows])
 
 
+def row_peak_bytes(
+    impl: str,
+    batch: int,
+    heads: int,
+    seq_len: int,
+    dtype: torch.dtype | str,
+    head_dim: int,
+    check: bool = True,
+    linear: bool = False,
+) -> int:
+    """Bytes one row holds at its peak, inputs included, with no one-matrix floor: what the record plan checks.
+
+    `linear`: the implementation holds no T x T matrix (a flash-style kernel, the tiled path), only its output.
+    """
+    item = torch.empty((), dtype=as_dtype(dtype)).element_size()
+    inputs = 3 * batch * heads * seq_len * head_dim * item
+    own = _impl_bytes(impl, batch, heads, seq_len, head_dim, item, check)
+    if linear:
+        own -= int(MATRIX_COPIES.get(impl, 1.0) * batch * heads * seq_len * seq_len * item)
+    return inputs + own
+
+
 def over_memory_cap(
     batch: int,
     heads: int,

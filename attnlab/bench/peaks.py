@@ -15,6 +15,8 @@ KNOWN_PEAKS: tuple[tuple[str, dict[str, float]], ...] = (
     ("H100 NVL", {"float16": 835.0, "bfloat16": 835.0, "float32": 60.0, "float64": 60.0}),
     ("H100", {"float16": 989.4, "bfloat16": 989.4, "float32": 66.9, "float64": 66.9}),  # SXM (HBM3)
     ("A100", {"float16": 312.0, "bfloat16": 312.0, "float32": 19.5, "float64": 19.5}),
+    ("L4", {"float16": 121.0, "bfloat16": 121.0, "float32": 30.3}),  # dense: half the datasheet's sparse 242
+    ("T4", {"float16": 65.0, "float32": 8.1}),  # no bfloat16 tensor cores: no peak to share
 )
 
 PEAK_SOURCE = "NVIDIA datasheets, dense tensor-core rates (fp16/bf16, fp64) and plain FP32 (no TF32)"

@@ -6,6 +6,7 @@ order), recorded files come back through `from_dict()`, and figures and tables r
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
@@ -50,7 +51,7 @@ class ResultRow:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ResultRow:
-        """A row read back from JSON (call `problem` first: this trusts its input)."""
+        """A row read back from JSON (call `row_problem` first: this trusts its input)."""
         return cls(**{key: data[key] for key in RESULT_KEYS})
 
 
@@ -62,28 +63,50 @@ def _is_num(x: object) -> bool:
     return isinstance(x, int | float) and not isinstance(x, bool)
 
 
-def problem(data: object, impls: tuple[str, ...]) -> str | None:
-    """Why a JSON object is not a valid result row, or None."""
+def row_problem(
+    data: object, impls: tuple[str, ...], dtypes: tuple[str, ...], max_size: int, max_status: int
+) -> tuple[str, dict] | None:
+    """Why a JSON value is not a result row the page can draw, as (reason, fields), or None.
+
+    Reasons name `bench_errors.row_<reason>`; fields hold outside values as they came (the caller clips them).
+    """
     if not isinstance(data, dict):
-        return "is not an object"
+        return "not_object", {}
     missing = [k for k in RESULT_KEYS if k not in data]
     if missing:
-        return f"lacks {missing}"
+        return "missing", {"keys": ", ".join(missing)}
     status = data["status"]
     if not isinstance(status, str) or not (status in STATUSES or status.startswith("unsupported: ")):
-        return f"status must be ok, oom or 'unsupported: why', got {status!r}"
-    if data["impl"] not in impls:
-        return f"impl {data['impl']!r} is not one of {impls}"
-    if not all(isinstance(data[k], int) and not isinstance(data[k], bool) and data[k] > 0 for k in INT_FIELDS):
-        return f"needs positive integers for {INT_FIELDS}"
-    if (
-        not isinstance(data["causal"], bool)
-        or not isinstance(data["dtype"], str)
-        or not isinstance(data["device"], str)
-    ):
-        return "needs a boolean causal and string device and dtype"
-    if any(data[k] is not None and not _is_num(data[k]) for k in NUMBER_FIELDS):
-        return f"has a non-numeric value in {NUMBER_FIELDS}"
-    if status == "ok" and not all(_is_num(data[k]) for k in ("median_ms", "p20_ms", "p80_ms")):
-        return "is ok but has no timings"
+        return "status", {"status": status}
+    if len(status) > max_status:
+        return "text_long", {"field": "status", "cap": max_status}
+    for key, allowed in (("impl", impls), ("dtype", dtypes)):
+        if data[key] not in allowed:
+            return key, {"value": data[key], "allowed": ", ".join(allowed)}
+    if not isinstance(data["device"], str) or not data["device"].isidentifier() or len(data["device"]) > 16:
+        return "device", {"value": data["device"]}
+    for key in INT_FIELDS:
+        if type(data[key]) is not int or not 1 <= data[key] <= max_size:
+            return "size", {"field": key, "value": data[key], "cap": max_size}
+    if not isinstance(data["causal"], bool):
+        return "causal", {"value": data["causal"]}
+    for key in NUMBER_FIELDS:
+        value = data[key]
+        if value is None:
+            continue
+        if not _is_num(value):
+            return "number", {"field": key, "value": value}
+        if not math.isfinite(value):
+            return "not_finite", {"field": key, "value": value}
+        if key == "peak_mem_bytes" and not float(value).is_integer():  # bytes: 65536.0 is fine, 1.5 is not
+            return "number", {"field": key, "value": value}
+        if value < 0:
+            return "negative", {"field": key, "value": value}
+    timings = [data[k] for k in ("p20_ms", "median_ms", "p80_ms")]
+    if status == "ok" and not all(_is_num(x) and x > 0 for x in timings):
+        return "no_timing", {}
+    if status == "ok" and not timings[0] <= timings[1] <= timings[2]:
+        return "order", {"p20": timings[0], "median": timings[1], "p80": timings[2]}
+    if status != "ok" and any(data[k] is not None for k in NUMBER_FIELDS):
+        return "numbers_not_ok", {"status": status}
     return None

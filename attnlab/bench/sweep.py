@@ -1,13 +1,13 @@
-"""The sweep: every dtype x T x implementation in order, inputs built once per point, one row each."""
+"""The sweep: every point (dtype, T) in order, inputs built once per point, one row per implementation."""
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 import torch
 
-from attnlab.bench.config import BenchConfig, Progress
+from attnlab.bench.config import BenchConfig, Point, Progress
 from attnlab.bench.env import environment, resolve_device
 from attnlab.bench.impls import Case
 from attnlab.bench.measure import blank_row, free, is_oom, measure
@@ -33,28 +33,32 @@ def _trybuild_case(device: torch.device, dtype_name: str, t: int, config: BenchC
     return None
 
 
+def iter_points(points: Iterable[Point], device: torch.device) -> Iterator[ResultRow]:
+    """Yield one row per implementation of each point: measured, or with the status its plan gave it."""
+    with torch.inference_mode():
+        for point in points:
+            config, dtype_name, t = point.config, point.dtype, point.seq_len
+            case = _trybuild_case(device, dtype_name, t, config) if point.measured else None
+            if point.measured and case is None:  # the inputs alone do not fit: every measured row is oom
+                free(device, collect=True)
+            for impl in point.impls:
+                if impl in point.skip or case is None:
+                    yield blank_row(impl, device, dtype_name, t, config, status=point.skip.get(impl, "oom"))
+                else:
+                    yield measure(impl, case, config, dtype_name)
+            del case
+            free(device)
+
+
 def iter_benchmark(config: BenchConfig, device: torch.device | None = None) -> Iterator[ResultRow]:
     """Yield one result row at a time (dtype, then T, then impl), so a caller can show progress."""
-    device = device or resolve_device(config.device)
-    with torch.inference_mode():
-        for dtype_name in config.dtypes:
-            for t in config.seq_lens:
-                case = _trybuild_case(device, dtype_name, t, config)
-                if case is None:  # the inputs alone do not fit: every row of this point is oom
-                    free(device, collect=True)
-                    for impl in config.impls:
-                        yield blank_row(impl, device, dtype_name, t, config, status="oom")
-                    continue
-                for impl in config.impls:
-                    yield measure(impl, case, config, dtype_name)
-                del case
-                free(device)
+    yield from iter_points(config.points(), device or resolve_device(config.device))
 
 
 def run_benchmark(config: BenchConfig, on_progress: Progress | None = None) -> dict:
     """Run the whole sweep and return the contract's JSON document, calling on_progress after each row."""
     device = resolve_device(config.device)
-    with _torch_threads(config.threads):
+    with torch_threads(config.threads):
         env = environment(device, config)
         results: list[dict] = []
         for row in iter_benchmark(config, device):
@@ -65,7 +69,7 @@ def run_benchmark(config: BenchConfig, on_progress: Progress | None = None) -> d
 
 
 @contextlib.contextmanager
-def _torch_threads(threads: int | None) -> Iterator[None]:
+def torch_threads(threads: int | None) -> Iterator[None]:
     """Run with this many intra-op threads, then restore (it is process-wide)."""
     before = torch.get_num_threads()
     if threads is not None:

@@ -163,3 +163,38 @@ def tflops_figure(
             )
         )
     return _layout(fig, title, x_title, y_title, log_y=False)
+
+
+def compare_figure(
+    sets: Sequence[tuple[str, Sequence[ResultRow], dict[str, float]]],
+    title: str,
+    x_title: str,
+    y_title: str,
+    share: bool = False,
+) -> go.Figure:
+    """One line per result set (label, rows, its peaks) against T: TFLOP/s, or with `share` the % of its peak.
+
+    The rows are one slice already (one implementation, dtype, head size and mask); a set with no peak for
+    its dtype draws nothing in the share chart, and rows that were not measured are never drawn.
+    """
+    fig = go.Figure()
+    palette = current()
+    for n, (label, rows, peaks) in enumerate(sets):
+        rs = sorted((r for r in rows if r.ok and r.tflops is not None), key=lambda r: r.seq_len)
+        if share:
+            rs = [r for r in rs if peaks.get(r.dtype)]
+        if not rs:
+            continue
+        ys = [100 * r.tflops / peaks[r.dtype] if share else r.tflops for r in rs]
+        unit = "%" if share else " TFLOP/s"
+        fig.add_trace(
+            go.Scatter(
+                x=[r.seq_len for r in rs],
+                y=ys,
+                mode="lines+markers",
+                name=esc(label),
+                line=dict(color=palette.line(n), dash=DASHES[n % len(DASHES)]),
+                hovertemplate=f"{esc(label)}<br>T=%{{x}}<br>%{{y:.4g}}{unit}<extra></extra>",
+            )
+        )
+    return _layout(fig, title, x_title, y_title, log_y=False)

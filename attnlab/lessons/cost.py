@@ -145,7 +145,7 @@ def recorded_series(directory: str | Path | None = None) -> tuple[list[RecordedS
                     run.label, impl, dtype, batch, heads, head_dim, causal, ts, ms, mem, loglog_slope(ts, ms), mem_slope
                 )
             )
-    return series, skipped
+    return series, [str(s) for s in skipped]
 
 
 @dataclass(frozen=True)

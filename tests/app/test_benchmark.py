@@ -46,7 +46,7 @@ def test_before_a_run_the_page_shows_device_settings_and_no_recordings(lang):
     infos = texts(at, "info")
     assert any("AMD" in i or "CPU" in i or "Intel" in i for i in infos[:1])  # the device line names the CPU
     assert cat["benchmark.no_recorded"] in infos  # said plainly, with the command to record some
-    assert any("python -m attnlab.bench --device cuda" in c.value for c in at.code)
+    assert any("python -m attnlab.bench --preset record" in c.value for c in at.code)
     assert not at.get("plotly_chart") and not at.dataframe  # nothing measured, nothing drawn
     assert cat["benchmark.not_run_yet"] in [c.value for c in at.caption]
     assert dict(at.query_params) == {
@@ -188,7 +188,8 @@ def test_recorded_results_are_drawn_with_their_label(no_recordings, lang):
     assert any("CUDA `12.4`" in c.value for c in at.caption)
     assert catalog(lang)["benchmark.no_recorded"] not in texts(at, "info")
     assert catalog(lang)["benchmark.recorded_skipped"] in texts(at, "warning")
-    assert any("`broken.json:" in c for c in texts(at, "caption"))  # which file and why, as written
+    why = catalog(lang)["bench_errors.not_json"]
+    assert any("`broken.json`" in c and why in c for c in texts(at, "caption"))  # which file and why, translated
     figs = figures(at)
     assert len(figs) == 3
     flash = next(tr for tr in figs[0]["data"] if tr["name"].startswith("sdpa-flash"))

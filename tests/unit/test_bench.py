@@ -253,6 +253,8 @@ def test_flops_and_peaks():
     assert known_peak_tflops("NVIDIA H100 80GB HBM3", "bfloat16") == pytest.approx(989.4)
     assert known_peak_tflops("NVIDIA H200", "float32") == pytest.approx(66.9)
     assert known_peak_tflops("NVIDIA H100 PCIe", "float16") == pytest.approx(756.0)
+    assert known_peak_tflops("Tesla T4", "float16") == pytest.approx(65.0)  # Colab's free GPU
+    assert known_peak_tflops("Tesla T4", "bfloat16") is None  # no bfloat16 tensor cores: no share, never a guess
     assert known_peak_tflops("CPU: AMD EPYC", "float32") is None
     assert known_peak_tflops("Some Future GPU", "float16") is None
     env = {"peak_tflops": {"bfloat16": 1000.0}}
@@ -354,9 +356,9 @@ def test_load_recorded_keeps_valid_files_and_skips_malformed(tmp_path):
     (tmp_path / "f-text-number.json").write_text(json.dumps(invented))
     (tmp_path / "notes.txt").write_text("ignored")
     runs, skipped = load_recorded(tmp_path)
-    assert [r.path.name for r in runs] == ["a-good.json"]
+    assert [r.name for r in runs] == ["a-good.json"]
     assert [r.to_dict() for r in runs[0].results] == doc["results"] and "torch" in runs[0].label
-    assert [s.split(":")[0] for s in skipped] == [
+    assert [str(s).split(":")[0] for s in skipped] == [
         "b-not-json.json",
         "c-no-env.json",
         "d-missing-key.json",

@@ -5,13 +5,14 @@ from dataclasses import dataclass
 import streamlit as st
 
 from attnlab.bench import DTYPES, IMPLS, BenchConfig, ResultRow, run_benchmark
-from attnlab.bench.results import RecordedRun
+from attnlab.bench.results import RecordedRun, Skipped
 from attnlab.params import Param, bool_param, choice_param, int_param, list_param
 from attnlab.ui.app.i18n import t
 from attnlab.ui.app.state import PageState
 from attnlab.ui.app.text import code
 from attnlab.ui.app.widgets import multiselect, number, selectbox, toggle
 from attnlab.ui.pages.benchmark import results as ui
+from attnlab.ui.pages.benchmark.upload import refusal
 
 RESULT_KEY = "_bench.last_run"
 DEFAULT_IMPLS = ["explicit", "tiled", "sdpa", "sdpa-math", "sdpa-flash"]
@@ -24,11 +25,11 @@ class Recorded:
     """The GPU result files in data/gpu/, read on every run (a file added there shows without a restart)."""
 
     runs: list[RecordedRun]
-    skipped: list[str]
+    skipped: list[Skipped]
 
     @property
     def by_stem(self) -> dict[str, RecordedRun]:
-        return {run.path.stem: run for run in self.runs}
+        return {run.stem: run for run in self.runs}
 
     @property
     def dtypes(self) -> list[str]:
@@ -147,12 +148,8 @@ def this_run() -> None:
 def how_to_record() -> None:
     """No GPU results yet: say so, and give the command that records them."""
     st.info(t("benchmark.no_recorded"), icon=":material/info:")
-    st.code(
-        "python -m attnlab.bench --device cuda --dtype float16,bfloat16,float32 \\\n"
-        "    --seq-lens 256,512,1024,2048,4096,8192,16384 --heads 16 --head-dim 64 \\\n"
-        "    --out data/gpu/h100-d64.json",
-        language="bash",
-    )
+    st.code("python -m attnlab.bench --preset record --out data/gpu/h100.json", language="bash")
+    st.caption(t("benchmark.record_notebook", path=code("notebooks/gpu_benchmark.ipynb")))
 
 
 def recorded_run(page: PageState, run: RecordedRun) -> None:
@@ -160,7 +157,7 @@ def recorded_run(page: PageState, run: RecordedRun) -> None:
     here = [d for d in DTYPES if any(r.dtype == d for r in run.results)]
     selectbox(page, "rdtype", t("benchmark.dtype"), options=here)
     st.markdown(f"##### {code(run.label)}")
-    st.caption(ui.env_caption(run.env, run.path.name))
+    st.caption(ui.env_caption(run.env, run.name))
     rows = [r for r in run.results if r.dtype == page["rdtype"]]
     ui.draw_results(rows, run.env, "bench.rec", with_downloads=False)
 
@@ -169,9 +166,9 @@ def recorded(page: PageState, rec: Recorded) -> None:
     """Results recorded on real GPUs and shipped with the app (never invented)."""
     st.divider()
     st.subheader(t("benchmark.recorded_title"))
-    for line in rec.skipped:
+    for skipped in rec.skipped:
         st.warning(t("benchmark.recorded_skipped"), icon=":material/warning:")
-        st.caption(code(line, 300))
+        st.caption(refusal(skipped.name, skipped.error))
     if not rec.runs:
         how_to_record()
         return
