@@ -7,10 +7,15 @@ page is added, renamed or moved in one place.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import streamlit as st
 
 from attnlab.ui.app.i18n import t
+
+# The views beside the package in the repository. Streamlit resolves a relative page path against the script it
+# runs, so an entry point in another folder (cloud/streamlit_app.py) would look for views/ there.
+VIEWS = Path(__file__).resolve().parents[3] / "views"
 
 
 @dataclass(frozen=True)
@@ -27,6 +32,11 @@ class PageSpec:
     def path(self) -> str:
         """The script Streamlit runs for this page."""
         return f"views/{self.file}.py"
+
+    @property
+    def script(self) -> str:
+        """The view's absolute path, the same from any entry point (app.py, cloud/streamlit_app.py)."""
+        return str(VIEWS / f"{self.file}.py")
 
     @property
     def title(self) -> str:
@@ -59,7 +69,7 @@ COURSE: tuple[PageSpec, ...] = tuple(spec for spec in PAGES if spec.lesson)
 def st_page(spec: PageSpec) -> st.Page:
     """The Streamlit page of a registry entry; the first page of the registry is the default one."""
     return st.Page(
-        spec.path,
+        spec.script,
         title=spec.title,
         icon=f":material/{spec.icon}:",
         url_path=spec.url_path,
