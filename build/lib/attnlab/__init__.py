@@ -1,0 +1,1 @@
+"""attnlab: every stage of attention, computed, drawn and checked against PyTorch."""

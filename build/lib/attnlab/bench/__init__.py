@@ -1,0 +1,57 @@
+"""Timing harness for attention implementations (torch + numpy only; no streamlit, no plotly).
+
+Use `run_benchmark(BenchConfig(...), on_progress=...)` from a page, or the CLI `python -m attnlab.bench`.
+One job per module: `config` (what to measure), `row` (the result schema), `env` (where it runs),
+`reference` (the float64 answer), `impls` (the calls), `measure` (one row), `sweep` (all rows),
+`limits` (memory the sizes need), `peaks` (datasheet peaks), `results` (recorded GPU files in data/gpu/).
+"""
+
+from attnlab.bench.config import IMPLS, SDPA_BACKENDS, BenchConfig, Progress
+from attnlab.bench.env import environment, resolve_device
+from attnlab.bench.measure import attention_flops, time_call
+from attnlab.bench.memory import (
+    DTYPES,
+    MATRIX_COPIES,
+    MEMORY_CAP_BYTES,
+    attention_matrix_bytes,
+    estimated_peak_bytes,
+    format_bytes,
+    memory_cap_message,
+    over_memory_cap,
+)
+from attnlab.bench.peaks import KNOWN_PEAKS, known_peak_tflops, peak_share
+from attnlab.bench.reference import reference_attention
+from attnlab.bench.results import DEFAULT_RESULTS_DIR, RecordedRun, load_recorded, validate_document
+from attnlab.bench.row import RESULT_KEYS, ResultRow
+from attnlab.bench.sweep import iter_benchmark, run_benchmark
+
+__all__ = [
+    "DEFAULT_RESULTS_DIR",
+    "DTYPES",
+    "IMPLS",
+    "KNOWN_PEAKS",
+    "MATRIX_COPIES",
+    "MEMORY_CAP_BYTES",
+    "RESULT_KEYS",
+    "SDPA_BACKENDS",
+    "BenchConfig",
+    "Progress",
+    "RecordedRun",
+    "ResultRow",
+    "attention_flops",
+    "attention_matrix_bytes",
+    "environment",
+    "estimated_peak_bytes",
+    "format_bytes",
+    "iter_benchmark",
+    "known_peak_tflops",
+    "load_recorded",
+    "memory_cap_message",
+    "over_memory_cap",
+    "peak_share",
+    "reference_attention",
+    "resolve_device",
+    "run_benchmark",
+    "time_call",
+    "validate_document",
+]

@@ -1,0 +1,61 @@
+"""Plotly builders for the trained-decoder page: a layer's heads side by side, curves over training with a marker."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+
+from attnlab.figures.lines import layout
+from attnlab.figures.matrix import grid_figure
+from attnlab.figures.palette import current
+from attnlab.figures.prebuilt import new_figure
+from attnlab.figures.text import esc
+
+
+def layer_heads_figure(
+    attentions: np.ndarray, titles: Sequence[str], tokens: Sequence[str], query_name: str, key_name: str
+) -> go.Figure:
+    """One layer's causal weights, one map per head, sharing one 0..1 scale."""  # attentions: (H, T, T)
+    return grid_figure(
+        list(attentions), titles, tokens, tokens, kind="prob", row_name=query_name, col_name=key_name, text=False
+    )
+
+
+def curves_figure(
+    steps: Sequence[int],
+    series: Sequence[tuple[str, Sequence[float | None]]],
+    current_step: int,
+    title: str,
+    x_title: str,
+    y_title: str,
+    y_range: tuple[float, float] | None = None,
+) -> go.Figure:
+    """Named series over training steps, the checkpoint on screen marked by a vertical rule."""
+    palette = current()
+    fig = new_figure()
+    for i, (name, values) in enumerate(series):
+        fig.add_trace(
+            go.Scatter(
+                x=list(steps),
+                y=[None if v is None else float(v) for v in values],
+                mode="lines+markers",
+                name=esc(name),
+                line=dict(color=palette.line(i)),
+                marker=dict(size=5, color=palette.line(i)),
+            )
+        )
+    fig.add_shape(
+        type="line",
+        x0=current_step,
+        x1=current_step,
+        xref="x",
+        y0=0,
+        y1=1,
+        yref="paper",
+        line=dict(color=palette.highlight, width=2, dash="dot"),
+    )
+    fig.update_xaxes(title=esc(x_title), gridcolor=palette.grid)
+    fig.update_yaxes(title=esc(y_title), gridcolor=palette.grid, range=list(y_range) if y_range else None)
+    return layout(fig, title, 300)

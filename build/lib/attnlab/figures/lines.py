@@ -1,0 +1,98 @@
+"""What every line chart shares: its layout, plain ticks on log axes, and series named with their fitted slope."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import plotly.graph_objects as go
+
+from attnlab.bench.memory import format_bytes
+from attnlab.figures.palette import current
+from attnlab.figures.prebuilt import TEMPLATE, new_figure
+from attnlab.figures.text import esc
+
+LEGEND_ABOVE = dict(orientation="h", yanchor="bottom", y=1.02, x=0.0)
+LEGEND_BELOW = dict(orientation="h", yanchor="top", y=-0.25, x=0.0)  # clear of subplot titles and axis titles
+
+
+def layout(fig: go.Figure, title: str | None, height: int = 320, legend: dict = LEGEND_ABOVE, **kw) -> go.Figure:
+    """Title (escaped), height, legend and margins of a line chart."""
+    fig.update_layout(
+        template=TEMPLATE,
+        height=height,
+        title=dict(text=esc(title) if title else None, x=0.0),
+        margin=dict(l=10, r=10, t=60 if title else 30, b=10),
+        legend=legend,
+        **kw,
+    )
+    return fig
+
+
+def decade_ticks(values: Sequence[float]) -> tuple[list[float], list[str]]:
+    """1-2-5 ticks covering the values on a log axis, written plainly ('0.05', '2', '100')."""
+    pos = [float(v) for v in values if v and v > 0]
+    if not pos:
+        return [], []
+    lo, hi = math.floor(math.log10(min(pos))), math.ceil(math.log10(max(pos)))
+    steps = (1, 2, 5) if hi - lo <= 3 else (1,)
+    ticks = [m * 10.0**e for e in range(lo, hi + 1) for m in steps]
+    ticks = [x for x in ticks if min(pos) / 2.5 <= x <= max(pos) * 2.5]
+    return ticks, [f"{x:g}" for x in ticks]
+
+
+def binary_ticks(values: Sequence[float]) -> tuple[list[float], list[str]]:
+    """Powers of two covering byte counts on a log axis, written as '4.0 KiB', at most about 8 of them."""
+    pos = [float(v) for v in values if v and v > 0]
+    if not pos:
+        return [], []
+    lo, hi = math.floor(math.log2(min(pos))), math.ceil(math.log2(max(pos)))
+    step = max(1, -(-(hi - lo) // 7))
+    ticks = [2.0**e for e in range(lo, hi + 1, step)]
+    return ticks, [format_bytes(x) for x in ticks]
+
+
+def loglog_axes(
+    fig: go.Figure,
+    x_title: str,
+    y_title: str,
+    y_ticks: tuple[list[float], list[str]] | None = None,
+    log_y: bool = True,
+) -> go.Figure:
+    """Log T axis ticked at the measured T values, and a log (or linear) y axis with plain ticks."""
+    xs = sorted({x for trace in fig.data for x in (trace.x if trace.x is not None else ())})
+    fig.update_xaxes(type="log", title=esc(x_title), tickvals=xs, ticktext=[f"{x:g}" for x in xs])
+    fig.update_yaxes(type="log" if log_y else "linear", title=esc(y_title), rangemode=None if log_y else "tozero")
+    if y_ticks and y_ticks[0]:
+        fig.update_yaxes(tickvals=y_ticks[0], ticktext=y_ticks[1])
+    return fig
+
+
+def with_slope(name: str, slope: float | None, slope_word: str) -> str:
+    """A series name with its fitted log-log slope, when there is one: 'sdpa (slope 1.98)'."""
+    return esc(name) if slope is None else f"{esc(name)} ({esc(slope_word)} {slope:.2f})"
+
+
+def loglog_figure(
+    series: Sequence[tuple[str, Sequence[float], Sequence[float], float | None]],
+    x_title: str,
+    y_title: str,
+    title: str | None,
+    slope_word: str,
+    y_ticks: tuple[list[float], list[str]] | None = None,
+) -> go.Figure:
+    """Lines of y against T on log-log axes, each named with its fitted slope."""
+    palette = current()
+    fig = new_figure()
+    for i, (name, xs, ys, slope) in enumerate(series):
+        fig.add_trace(
+            go.Scatter(
+                x=list(xs),
+                y=list(ys),
+                mode="lines+markers",
+                name=with_slope(name, slope, slope_word),
+                line=dict(color=palette.line(i)),
+            )
+        )
+    loglog_axes(fig, x_title, y_title, y_ticks)
+    return layout(fig, title, 340)

@@ -1,0 +1,300 @@
+"""Matrices as token-labelled heatmaps: one matrix, or one per head in a grid, with rules, outlines and hover.
+
+No Streamlit here: figures are plain `go.Figure`s that tests can inspect. User text reaches
+Plotly only through `figures.text`, which escapes it; colours come from the current palette.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal
+
+import numpy as np
+import plotly.graph_objects as go
+
+from attnlab.figures.palette import current
+from attnlab.figures.prebuilt import BASE_LAYOUT, TEMPLATE, Prebuilt, colorscale, expanded_scale, new_figure, typed
+from attnlab.figures.projector import projector
+from attnlab.figures.text import label, unique_labels
+
+__all__ = [  # the builders, and what other modules have imported from here
+    "BASE_LAYOUT",
+    "Prebuilt",
+    "dot_product_hover",
+    "expanded_scale",
+    "grid_figure",
+    "head_columns_figure",
+    "heatmap_traces",
+    "matrices_figure",
+    "matrix_figure",
+    "projector",
+    "vector",
+]
+
+Kind = Literal["signed", "prob", "positive"]
+TEXT_CELLS = 160  # write each cell's value on the chart when the matrix is at most this big
+BIG_CELLS = 1024  # above this many cells a chart sends float32 instead of float64
+GAP_SIDE = 64  # up to this many rows and columns cells are drawn apart; beyond, a gap is under a pixel wide and
+# Plotly draws gapped cells one by one (2.4x slower for a 128 x 1536 matrix in Chromium)
+
+
+def _zrange(m: np.ndarray, kind: Kind) -> dict:
+    """Colour range: 0..1 for probabilities, symmetric around 0 for signed values."""
+    finite = m[np.isfinite(m)]
+    if kind == "prob":
+        return dict(zmin=0.0, zmax=1.0)
+    if kind == "signed":
+        bound = float(np.abs(finite).max()) if finite.size else 1.0
+        bound = bound or 1.0
+        return dict(zmin=-bound, zmax=bound, zmid=0.0)
+    return {}
+
+
+def heatmap_traces(
+    m: np.ndarray,
+    rows: Sequence[str],
+    cols: Sequence[str],
+    *,
+    kind: Kind = "signed",
+    row_name: str = "row",
+    col_name: str = "col",
+    hover_extra: Sequence[Sequence[str]] | None = None,
+    blocked_text: str = "blocked",
+    showscale: bool = True,
+    text: bool | None = None,
+) -> list[dict]:
+    """The heatmap of `m` plus, where `m` is -inf, a grey layer that says the cell is blocked.
+
+    Traces are plain dicts: building Plotly objects property by property costs more than
+    the rest of a Playground rerun.
+    """
+    palette = current()
+    m = np.asarray(m, dtype=np.float64)
+    blocked = np.isneginf(m)
+    z = np.where(blocked, np.nan, m)
+    z = z if z.size <= BIG_CELLS else z.astype(np.float32)  # halves the bytes of big charts
+    gap = 1 if max(m.shape) <= GAP_SIDE else 0
+    text = m.size <= TEXT_CELLS if text is None else text
+    x, y = unique_labels(cols), unique_labels(rows)
+    where = f"{row_name}: <b>%{{y}}</b><br>{col_name}: <b>%{{x}}</b><br>"
+    value = "%{z:.3f}" if kind == "prob" else "%{z:.4g}"
+    extra = {} if hover_extra is None else {"customdata": [list(row) for row in hover_extra]}
+    traces = [
+        dict(
+            type="heatmap",
+            z=typed(z),
+            x=x,
+            y=y,
+            colorscale=colorscale(getattr(palette, kind)),
+            showscale=showscale,
+            texttemplate="%{z:.2f}" if text else None,
+            xgap=gap,
+            ygap=gap,
+            hovertemplate=where + value + ("%{customdata}" if extra else "") + "<extra></extra>",
+            colorbar=dict(thickness=10, len=0.9),
+            **extra,
+            **_zrange(m, kind),
+        )
+    ]
+    if blocked.any():
+        traces.append(
+            dict(
+                type="heatmap",
+                z=typed(np.where(blocked, 1.0, np.nan).astype(z.dtype)),
+                x=x,
+                y=y,
+                showscale=False,
+                colorscale=[[0.0, palette.blocked], [1.0, palette.blocked]],
+                name="blocked",
+                text=np.where(blocked, "−∞", "").tolist(),
+                texttemplate="%{text}",
+                xgap=gap,
+                ygap=gap,
+                textfont=dict(color=palette.blocked_text),
+                hovertemplate=where + f"−∞ ({blocked_text})<extra></extra>",
+            )
+        )
+    return traces
+
+
+def _axes(n_cols: int, x_domain=None, y_domain=None, anchor: str = "") -> tuple[dict, dict]:
+    """Category axes in token order, row 0 on top, slanted labels when there are many columns."""
+    x = dict(showgrid=False, zeroline=False, tickangle=-45 if n_cols > 8 else 0, type="category")
+    y = dict(autorange="reversed", showgrid=False, zeroline=False, type="category")
+    if x_domain is not None:
+        x.update(domain=x_domain, anchor=f"y{anchor}")
+        y.update(domain=y_domain, anchor=f"x{anchor}")
+    return x, y
+
+
+def _height(n_rows: int) -> int:
+    """Tall enough for readable rows, short enough to keep the page scannable."""
+    return int(min(720, max(200, 60 + 26 * n_rows)))
+
+
+def _outline(rows: tuple[int, int], cols: tuple[int, int], suffix: str = "") -> dict:
+    """A rectangle around cells rows[0]..rows[1]-1 x cols[0]..cols[1]-1 of one panel."""
+    return dict(
+        type="rect",
+        x0=cols[0] - 0.5,
+        x1=cols[1] - 0.5,
+        y0=rows[0] - 0.5,
+        y1=rows[1] - 0.5,
+        xref=f"x{suffix}",
+        yref=f"y{suffix}",
+        line=dict(color=current().highlight, width=3),
+        fillcolor="rgba(0,0,0,0)",
+    )
+
+
+def _row_outline(row: int | None, n_rows: int, n_cols: int, suffix: str = "") -> list[dict]:
+    """The picked row outlined (none when `row` is None or out of range)."""
+    if row is None or not 0 <= row < n_rows:
+        return []
+    return [_outline((row, row + 1), (0, n_cols), suffix)]
+
+
+def _rules(
+    col_breaks: Sequence[int], row_breaks: Sequence[int], n_rows: int, n_cols: int, dash: str, suffix: str = ""
+) -> list[dict]:
+    """Lines before the `col_breaks` columns and above the `row_breaks` rows: where a head or block starts."""
+    line = dict(color=current().rule, width=2, dash=dash)
+    where = dict(type="line", xref=f"x{suffix}", yref=f"y{suffix}", line=line)
+    return [dict(where, x0=c - 0.5, x1=c - 0.5, y0=-0.5, y1=n_rows - 0.5) for c in col_breaks] + [
+        dict(where, x0=-0.5, x1=n_cols - 0.5, y0=r - 0.5, y1=r - 0.5) for r in row_breaks
+    ]
+
+
+def matrix_figure(
+    m: np.ndarray,
+    rows: Sequence[str],
+    cols: Sequence[str],
+    *,
+    title: str | None = None,
+    col_breaks: Sequence[int] = (),
+    row_breaks: Sequence[int] = (),
+    breaks_dash: str = "solid",
+    highlight_row: int | None = None,
+    outline: tuple[tuple[int, int], tuple[int, int]] | None = None,
+    **kw,
+) -> go.Figure:
+    """One matrix as a heatmap with token labels on both axes.
+
+    Rules stand before the `col_breaks` columns and above the `row_breaks` rows (heads, blocks);
+    `highlight_row` outlines one row (the query the user picked) so it can be followed from stage
+    to stage, and `outline` one block of cells (the current tile).
+    """
+    n_rows, n_cols = len(rows), len(cols)
+    xaxis, yaxis = _axes(n_cols)
+    layout = dict(BASE_LAYOUT, xaxis=xaxis, yaxis=yaxis, height=_height(n_rows))
+    layout["title"] = dict(text=label(title, 80) if title else None, x=0.0)
+    layout["shapes"] = _rules(col_breaks, row_breaks, n_rows, n_cols, breaks_dash) + _row_outline(
+        highlight_row, n_rows, n_cols
+    )
+    if outline is not None:
+        layout["shapes"].append(_outline(*outline))
+    return Prebuilt(dict(data=heatmap_traces(m, rows, cols, **kw), layout=layout))
+
+
+def grid_figure(
+    mats: Sequence[np.ndarray],
+    titles: Sequence[str],
+    rows: Sequence[str],
+    cols: Sequence[str],
+    *,
+    hover_extra: Sequence[Sequence[Sequence[str]] | None] | None = None,
+    highlight_row: int | None = None,
+    **kw,
+) -> go.Figure:
+    """Several same-kind matrices side by side (e.g. one per head) sharing one colour scale."""
+    n = len(mats)
+    per_row = min(n, 4)
+    n_rows = -(-n // per_row)
+    gap_x, gap_y = 0.05, 0.12 / n_rows
+    width, height = (1 - gap_x * (per_row - 1)) / per_row, (1 - gap_y * (n_rows - 1)) / n_rows
+    shared = _zrange(np.concatenate([np.asarray(m, dtype=float).ravel() for m in mats]), kw.get("kind", "signed"))
+    data, layout = [], dict(BASE_LAYOUT, height=_height(len(rows)) * n_rows, annotations=[], shapes=[])
+    layout["margin"] = dict(BASE_LAYOUT["margin"], t=40)
+    for i, m in enumerate(mats):
+        r, c = divmod(i, per_row)
+        x0, y1 = c * (width + gap_x), 1 - r * (height + gap_y)
+        suffix = "" if i == 0 else str(i + 1)
+        layout[f"xaxis{suffix}"], layout[f"yaxis{suffix}"] = _axes(
+            len(cols), [x0, x0 + width], [y1 - height, y1], suffix
+        )
+        layout[f"yaxis{suffix}"]["showticklabels"] = c == 0  # the panels of a row share their row labels
+        extra = hover_extra[i] if hover_extra else None
+        traces = heatmap_traces(m, rows, cols, hover_extra=extra, showscale=i == 0, **kw)
+        traces[0].update(shared)  # traces[0] is the values; any other is the blocked layer
+        data += [dict(trace, xaxis=f"x{suffix}", yaxis=f"y{suffix}") for trace in traces]
+        layout["shapes"] += _row_outline(highlight_row, len(rows), len(cols), suffix)
+        layout["annotations"].append(
+            dict(
+                text=label(titles[i], 40),
+                x=x0 + width / 2,
+                y=y1,
+                xref="paper",
+                yref="paper",
+                xanchor="center",
+                yanchor="bottom",
+                showarrow=False,
+                font=dict(size=14),
+            )
+        )
+    return Prebuilt(dict(data=data, layout=layout))
+
+
+def matrices_figure(
+    mats: Sequence[np.ndarray],
+    titles: Sequence[str],
+    rows: Sequence[str],
+    cols: Sequence[str],
+    *,
+    hover_extra: Sequence[Sequence[Sequence[str]] | None] | None = None,
+    **kw,
+) -> go.Figure:
+    """One matrix on its own, or several (one per head) in a grid: what every per-head stage draws."""
+    if len(mats) == 1:
+        return matrix_figure(mats[0], rows, cols, hover_extra=hover_extra[0] if hover_extra else None, **kw)
+    return grid_figure(mats, titles, rows, cols, hover_extra=hover_extra, **kw)
+
+
+def dot_product_terms(q_row: np.ndarray, k_row: np.ndarray, max_terms: int = 8) -> str:
+    """How one score was made: `0.12×0.50 + -0.30×0.10 + …`, the sum of products q[d]·k[d]."""
+    terms = [f"{a:.2f}×{b:.2f}" for a, b in zip(q_row[:max_terms], k_row[:max_terms], strict=True)]
+    more = " + …" if len(q_row) > max_terms else ""
+    return " + ".join(terms) + more
+
+
+def dot_product_hover(q: np.ndarray, k: np.ndarray, prefix: str) -> list[list[str]]:
+    """Hover text for a (T_q, T_k) score matrix: the dot product behind each cell."""
+    return [[f"<br>{prefix} {dot_product_terms(q[i], k[j])}" for j in range(len(k))] for i in range(len(q))]
+
+
+def head_columns_figure(d_model: int, n_heads: int, head_names: Sequence[str]) -> go.Figure:
+    """A strip over W's columns coloured by the head that owns them."""
+    palette = current()
+    d_k = d_model // n_heads
+    owner = np.repeat(np.arange(n_heads), d_k)[None, :]
+    one = palette.line(0)
+    fig = new_figure(
+        go.Heatmap(
+            z=owner,
+            colorscale=palette.heads if n_heads > 1 else [[0, one], [1, one]],
+            showscale=False,
+            xgap=1,
+            customdata=np.array([[head_names[h] for h in owner[0]]], dtype=object),
+            hovertemplate="%{customdata}<extra></extra>",
+            text=[[head_names[h] for h in owner[0]]],
+            texttemplate="%{text}" if d_k >= 2 else None,
+        )
+    )
+    fig.update_xaxes(tickmode="array", tickvals=list(range(d_model)), ticktext=[f"d{i}" for i in range(d_model)])
+    fig.update_yaxes(visible=False)
+    fig.update_layout(template=TEMPLATE, height=90, margin=dict(t=10, b=10))
+    return fig
+
+
+def vector(values: np.ndarray) -> np.ndarray:
+    """A 1-D vector as a one-row matrix, for matrix_figure."""
+    return np.asarray(values, dtype=np.float64).reshape(1, -1)

@@ -1,0 +1,71 @@
+"""Every cap and tolerance the app enforces, written once: URL parsers, widgets, loaders and checks read them here.
+
+A cap keeps one visitor's request small enough for a shared CPU host (DESIGN: nothing a user asks
+for may allocate more than ~512 MB); a tolerance says how close our numbers must be to PyTorch's.
+"""
+
+from __future__ import annotations
+
+MAX_TOKENS = 64  # tokens a page computes; longer text is cut and the page says so
+MAX_TEXT_CHARS = 2000  # characters of free text kept from a link
+MIN_D_MODEL = 2
+MAX_D_MODEL = 64  # the Playground, Cross-attention and uploads: 64 x 64 cells per matrix at most
+MAX_SEED = 2**31 - 1
+MAX_WEIGHT = 1000.0  # largest |value| of an edited or uploaded weight cell
+MAX_UPLOAD_MB = 2  # one weights file: the Playground's uploader refuses more in the browser
+MAX_UPLOAD_BYTES = MAX_UPLOAD_MB * 2**20  # its loader checks the bytes again, whatever sent them
+MAX_URL_EDITS = 256  # edited cells a link carries; past this a link is no longer something to paste in a chat
+MEMORY_CAP_BYTES = 512 * 2**20  # what one request may allocate on the hosted (CPU-only) app
+
+TOL_FLOAT64 = 1e-12  # our float64 stages against PyTorch on the same numbers
+TOL_FLOAT32 = 1e-5  # the same in float32 (contract 1)
+MAX_STEP = 10**7  # largest checkpoint step a link may name (the shipped runs stop far below)
+MAX_DECODER_SEQ_CHARS = 1000  # characters of a trained decoder's sequence kept from a link (the model caps symbols)
+MAX_DECODER_RUNS = 256  # trained-decoder runs a server keeps (each is L x H x T x T plus T x V floats, tiny)
+LIVE_TRAIN_BUDGET_S = 30.0  # wall-clock cap of one "train it yourself" run; one such run at a time per server
+INDUCTION_CLEAR = 0.5  # weight on "what followed last time" from which the decoder page says a head looks it up
+
+TRAINED_MAX_SYMBOLS = 64  # symbols one decoder run takes: the length its position embeddings were trained on
+TRAINED_LIVE_MAX_STEPS = 400  # steps a live training run on the page may take (one at a time per server)
+
+# Attention files (contract 9): what one uploaded or captured file may hold. 16 Mi values are 64 MiB in float32,
+# so the decoded tensors, the upload's bytes and the checks' temporaries stay well under MEMORY_CAP_BYTES.
+MAX_ATTN_VALUES = 16 * 2**20  # attentions + queries + keys, all layers and heads together
+MAX_ATTN_TOKENS = 2048  # tokens on either side (queries or keys)
+MAX_ATTN_HEADS = 2048  # layers x heads (GPT-2 XL has 48 x 25 = 1200, Llama-2-13B 40 x 40 = 1600)
+MAX_ATTN_HEAD_DIM = 1024  # d of the recorded queries and keys
+MAX_ATTN_TOKEN_CHARS = 256  # characters in one token's text
+MAX_ATTN_MODEL_CHARS = 200  # characters in the model's name
+MAX_ATTN_HEADER_BYTES = 2**20  # a safetensors header: 2 x 2048 tokens of ~100 bytes; json.loads stays under ~30 MB
+MAX_ATTN_HEADER_CONTAINERS = 2**15  # '[' and '{' in a header: json.loads builds one object for each
+MAX_ATTN_UPLOAD_MB = 72  # .streamlit/config.toml server.maxUploadSize: 64 MiB of float32 values plus the header
+MAX_ATTN_FILE_BYTES = MAX_ATTN_UPLOAD_MB * 2**20
+MAX_ATTN_QK_ABS = 1e6  # largest |value| of a recorded query or key (real models stay in the hundreds)
+TOL_ATTN_WEIGHT = 1e-3  # a weight may lie this far below 0 or above 1 (float16 and bfloat16 rounding)
+TOL_ATTN_ROW_SUM = 2e-2  # a row's weights sum to 1 (or 0: a row that saw nothing) within this
+MAX_DRAWN_TOKENS = 256  # an attention file's heatmaps and full line sets are drawn up to this many tokens a side
+
+# Lessons, anatomy pages and uploads elsewhere: caps a visitor can reach from a link or a widget.
+MAX_DICTIONARY_DIM = 8  # entries in one typed vector of the soft dictionary lesson
+MAX_COST_T = 2048  # the largest T measured live: one (T, T) float32 matrix is 16 MiB
+MIN_COST_T = 16  # the smallest T the cost lesson measures live
+COST_LIVE_BUDGET_S = 1.2  # total time the live measurement may spend (the page must stay responsive)
+MAX_SCALING_DK = 512  # the largest d_k the scaling lesson draws q.k samples for
+SCALING_CHUNK_BYTES = 2 * 2**20  # random draws held at once: a new seed must not cost the shared server hundreds of MB
+MAX_MASKING_TOKENS = 12  # tokens of the masking lesson: its row-by-row table stays readable
+MAX_TILED_TOKENS = 12  # tokens of the tiled attention page: every tile is drawn with its numbers
+MAX_POSITIONS_TOKENS = 16  # tokens of the positions lesson (shuffled and un-shuffled outputs side by side)
+MAX_MULTIHEAD_FULL_D = 16384  # d_model the Multi-head page's full-size arithmetic accepts (counted, never allocated)
+MAX_DICTIONARY_VALUE = 1000.0  # largest |value| typed into the soft dictionary lesson
+MAX_ANSWER_CHARS = 400  # longer than any honest answer (64 tokens' worth of mask cells is typed as a count)
+MAX_ANSWER_SHAPE_DIMS = 4  # dimensions a typed shape answer may have
+MAX_RESULTS_FILE_BYTES = 5 * 2**20  # one benchmark results file read from data/gpu/
+TOL_MINILM_COSINE = 0.99999  # contract 5: our embedding against SentenceTransformer.encode
+TOL_CAPTURE_QK = 1e-4  # recorded q and k must give back the model's attentions within this
+MAX_HEAD_PANELS = 8  # heads drawn side by side at most: 64 panels of 64 x 64 would freeze a browser
+MAX_PANEL_CELLS = 16_384  # cells one side-by-side chart may hold: 8 panels of 45 x 45, 4 of 64 x 64
+MAX_NPZ_MEMBERS = 64  # .npz members listed in one archive: zipfile builds an entry for each before anything is read
+MAX_NPY_HEADER_BYTES = 4096  # a .npy header numpy writes for a matrix is 118 bytes; numpy itself allows 10 000
+TOL_ANSWER_ROW_SUM = 0.02  # a hand-added row of two-decimal weights can miss 1 by a rounding step or two
+TOL_ANSWER_TIE = 1e-9  # keys whose weights agree this closely share the top (equal tokens give equal weights)
+TOL_ANSWER_SPREAD = 1e-9  # smaller changes of the mean top weight count as "unchanged"

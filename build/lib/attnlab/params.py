@@ -1,0 +1,166 @@
+"""Page parameters that travel in the URL: how each is parsed, bounded and written back.
+
+Pure Python, no Streamlit. A parser returns the value or raises `Invalid` naming the message key
+and the value it fell back to, so the page can tell the user in their language. A bound is written
+once, on its `Param`: the URL parser enforces it and the widget that edits the value reads it.
+"""
+
+from __future__ import annotations
+
+import math
+import unicodedata
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from attnlab.limits import MAX_TEXT_CHARS
+
+TRUE = {"true", "1", "yes", "on"}
+FALSE = {"false", "0", "no", "off"}
+
+
+class Invalid(ValueError):
+    """A value that cannot be honoured; `used` is what replaces it, `reason` a locale key, `fmt` its fields."""
+
+    def __init__(self, reason: str, used: Any, **fmt: Any) -> None:
+        super().__init__(reason)
+        self.reason, self.used, self.fmt = reason, used, fmt
+
+
+def parse_number(raw: str) -> float:
+    """A finite float from text, or ValueError; accepts '1e3', ' 2 ', '-0.5' and full-width digits."""
+    value = float(unicodedata.normalize("NFKC", str(raw)).strip())
+    if not math.isfinite(value):
+        raise ValueError(f"not finite: {raw!r}")
+    return value
+
+
+def dump_float(value: float) -> str:
+    """A short, exact-enough text form for the URL and for messages: 0.6, 10, -1.25."""
+    text = f"{float(value):.10g}"
+    return "0" if text == "-0" else text
+
+
+def dump_bool(value: bool) -> str:
+    """Booleans travel as `true`/`false` in the URL."""
+    return "true" if value else "false"
+
+
+def dump_list(values: Sequence) -> str:
+    """A list travels as a comma list in the URL."""
+    return ",".join(str(v) for v in values)
+
+
+@dataclass(frozen=True)
+class Param:
+    """One piece of page state that lives in the URL query under `name`, with the bounds its widget shows."""
+
+    name: str
+    default: Any
+    parse: Callable[[str], Any]
+    dump: Callable[[Any], str] = field(default=str)
+    lo: float | None = None  # smallest value a number may take (None: not a number)
+    hi: float | None = None
+    options: tuple = ()  # the values a choice may take (empty: not a choice)
+
+
+def int_param(name: str, default: int, lo: int, hi: int) -> Param:
+    """A whole number in [lo, hi]; out of range is clamped, anything else falls back to the default."""
+
+    def parse(raw: str) -> int:
+        try:
+            value = parse_number(raw)
+        except (ValueError, OverflowError):
+            raise Invalid("not_int", default) from None
+        if not value.is_integer():
+            raise Invalid("not_int", default)
+        if value < lo or value > hi:
+            raise Invalid("out_of_range", min(max(int(value), lo), hi), lo=lo, hi=hi)
+        return int(value)
+
+    return Param(name, default, parse, str, lo, hi)
+
+
+def float_param(name: str, default: float, lo: float, hi: float) -> Param:
+    """A finite number in [lo, hi]; out of range is clamped, non-numbers fall back to the default."""
+
+    def parse(raw: str) -> float:
+        try:
+            value = parse_number(raw)
+        except (ValueError, OverflowError):
+            raise Invalid("not_number", default) from None
+        if value < lo or value > hi:
+            raise Invalid("out_of_range", min(max(value, lo), hi), lo=dump_float(lo), hi=dump_float(hi))
+        return value
+
+    return Param(name, default, parse, dump_float, lo, hi)
+
+
+def bool_param(name: str, default: bool) -> Param:
+    """true/false in the URL (1/0, yes/no and on/off are understood too)."""
+
+    def parse(raw: str) -> bool:
+        word = str(raw).strip().lower()
+        if word in TRUE:
+            return True
+        if word in FALSE:
+            return False
+        raise Invalid("not_bool", default)
+
+    return Param(name, default, parse, dump_bool)
+
+
+def _by_text(options: tuple) -> dict[str, Any]:
+    """Options looked up by their text, case-insensitively: how a value written in a URL finds its option."""
+    return {str(o).lower(): o for o in options}
+
+
+def choice_param(name: str, default: Any, options: Sequence) -> Param:
+    """One of `options`, named in the URL by its text (case does not matter)."""
+    options = tuple(options)
+    by_text = _by_text(options)
+
+    def parse(raw: str) -> Any:
+        word = str(raw).strip().lower()
+        if word in by_text:
+            return by_text[word]
+        raise Invalid("not_choice", default, options=", ".join(map(str, options)))
+
+    return Param(name, default, parse, str, options=options)
+
+
+def list_param(name: str, default: Sequence, options: Sequence) -> Param:
+    """A comma list whose items must be among `options`; unknown items are dropped (and said)."""
+    options = tuple(options)
+    by_text = _by_text(options)
+
+    def parse(raw: str) -> list:
+        items = [s.strip().lower() for s in str(raw).split(",") if s.strip()]
+        chosen = {by_text[item] for item in items if item in by_text}
+        good = [o for o in options if o in chosen]  # canonical order, no repeats
+        if len(chosen) < len(set(items)) or not good:
+            raise Invalid("not_choice", good or list(default), options=", ".join(map(str, options)))
+        return good
+
+    return Param(name, list(default), parse, dump_list, options=options)
+
+
+def text_param(name: str, default: str, max_chars: int = MAX_TEXT_CHARS) -> Param:
+    """Free text, cut at `max_chars` (and said so)."""
+
+    def parse(raw: str) -> str:
+        if len(raw) > max_chars:
+            raise Invalid("too_long", raw[:max_chars], max_chars=max_chars)
+        return raw
+
+    return Param(name, default, parse)
+
+
+def divisor_at_most(d_model: int, heads: int) -> int:
+    """The largest divisor of d_model not above `heads` (at least 1)."""
+    return max(h for h in range(1, max(1, min(heads, d_model)) + 1) if d_model % h == 0)
+
+
+def divisors(n: int) -> list[int]:
+    """All positive divisors of n, ascending: the head counts that split d_model evenly."""
+    return [h for h in range(1, n + 1) if n % h == 0]

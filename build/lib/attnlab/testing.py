@@ -1,0 +1,203 @@
+"""Drive the real app from tests and measurement scripts: serve it with `streamlit run`, wait on its own state.
+
+Nothing here waits a fixed time: a page has settled when Streamlit says its script is not running,
+no element is a loading skeleton, every Plotly chart has drawn its SVG and nothing is still to come
+(`first_screen` marks a page whose later stages wait for its first chart). Browser helpers take a
+Playwright page, duck-typed, so this module imports no browser library.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+import weakref
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+BROWSER_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update"]
+
+SETTLED = """() => {
+    const app = document.querySelector('[data-test-script-state]');
+    const charts = document.querySelectorAll('[data-testid="stPlotlyChart"]').length;
+    const drawn = document.querySelectorAll('[data-testid="stPlotlyChart"] .main-svg').length;
+    return app && app.getAttribute('data-test-script-state') === 'notRunning'
+        && document.querySelectorAll('[data-testid="stSkeleton"]').length === 0
+        && document.querySelectorAll('[data-stale="true"]').length === 0
+        && document.querySelector('[data-testid="stMain"]')?.innerText.trim().length > 0
+        && drawn >= charts
+        && !document.querySelector('[data-attnlab-pending]');
+}"""
+
+
+def free_port() -> int:
+    """A TCP port nobody listens on right now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@dataclass(frozen=True)
+class Served:
+    """A running `streamlit run app.py`: where to reach it and its process."""
+
+    url: str
+    proc: subprocess.Popen
+
+
+def wait_healthy(url: str, timeout_s: float = 120.0) -> bool:
+    """Poll Streamlit's health endpoint until it answers ok (False when it never does)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        with contextlib.suppress(OSError):
+            if urllib.request.urlopen(f"{url}/_stcore/health", timeout=1).read() == b"ok":
+                return True
+        time.sleep(0.25)
+    return False
+
+
+@contextlib.contextmanager
+def serve_app(
+    log_name: str = ".e2e-server.log", *args: str, env: dict[str, str] | None = None, root: Path = ROOT
+) -> Iterator[Served]:
+    """`streamlit run app.py` on a free localhost port; yields a `Served` once it is healthy, stops it after.
+
+    `args` go to `streamlit run` (e.g. "--runner.postScriptGC=true"); `env` replaces the server's
+    environment; `root` serves another checkout (to compare revisions).
+    """
+    port = free_port()
+    command = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true"]
+    command += ["--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"]
+    with open(ROOT / log_name, "w") as log:
+        proc = subprocess.Popen([*command, *args], cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT)
+        url = f"http://127.0.0.1:{port}"
+        try:
+            if not wait_healthy(url):
+                raise RuntimeError(f"streamlit never became healthy; see {log_name}")
+            yield Served(url, proc)
+        finally:
+            proc.terminate()
+            proc.wait(timeout=20)
+
+
+STATE = """() => ({
+    script: document.querySelector('[data-test-script-state]')?.getAttribute('data-test-script-state'),
+    skeletons: document.querySelectorAll('[data-testid="stSkeleton"]').length,
+    stale: document.querySelectorAll('[data-stale="true"]').length,
+    charts: document.querySelectorAll('[data-testid="stPlotlyChart"]').length,
+    drawn: document.querySelectorAll('[data-testid="stPlotlyChart"] .main-svg').length,
+    pending: document.querySelectorAll('[data-attnlab-pending]').length,
+})"""
+
+
+def settle(tab, timeout: float = 60_000) -> None:
+    """Wait until the script has finished, nothing is stale or loading, and every chart has drawn."""
+    tab.wait_for_selector('[data-test-connection-state="CONNECTED"]', timeout=timeout)
+    _wait(tab, SETTLED, timeout)
+
+
+def _wait(tab, condition: str, timeout: float) -> None:
+    """wait_for_function, and on a timeout say what the page looked like instead."""
+    try:
+        tab.wait_for_function(condition, timeout=timeout)
+    except Exception as exc:
+        raise TimeoutError(f"the page did not settle: {tab.evaluate(STATE)}") from exc
+
+
+_SOCKETS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # tab -> the app's websocket
+
+
+def watch(tab) -> None:
+    """Keep hold of the app's websocket on this tab (call before the tab loads the app), for `rerun`."""
+    if tab not in _SOCKETS:
+        _SOCKETS[tab] = None
+        tab.on("websocket", lambda ws: _SOCKETS.__setitem__(tab, ws))
+
+
+def finished(payload: bytes | str) -> bool:
+    """Whether a websocket message is the server saying a script run finished."""
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+    return isinstance(payload, bytes) and ForwardMsg.FromString(payload).WhichOneof("type") == "script_finished"
+
+
+def rerun(tab, action: Callable[[], object], timeout: float = 60_000) -> None:
+    """Do `action` (a click, a typed value) and wait for the script run it triggers to finish and draw.
+
+    The run is recognised by the server's `script_finished` message: the page's own script-state
+    attribute can miss a fast run (React may apply "running" and "not running" in one render).
+    """
+    with _SOCKETS[tab].expect_event("framereceived", predicate=finished, timeout=timeout):
+        action()
+    tab.evaluate("() => new Promise(done => requestAnimationFrame(() => done()))")  # the page has handled it
+    settle(tab, timeout)
+
+
+def open_app(tab, server: str, path: str = "/") -> None:
+    """Load a URL of the app and wait until it has settled."""
+    watch(tab)
+    tab.goto(server + path)
+    settle(tab)
+
+
+@functools.cache
+def _components():
+    """Streamlit's registry of installed v2 components, scanned once per process.
+
+    Each new AppTest scans the metadata of every installed distribution on its first run (about 1 s here, 95 % of
+    opening a page); what is installed does not change while the tests run, so every AppTest shares one scan.
+    """
+    from streamlit.components.v2.component_manager import BidiComponentManager
+
+    manager = BidiComponentManager()
+    manager.discover_and_register_components(start_file_watching=False)
+    return manager
+
+
+def app_test(timeout: float = 60, drawn: bool = True, url_path: str | None = None, script: str = "app.py"):
+    """The app in AppTest; `drawn`: as a session whose browser has drawn a chart (AppTest has no browser to say so).
+
+    `script` is the entry point, relative to the repository (`cloud/streamlit_app.py` is Community Cloud's).
+
+    Every AppTest shares one scan of the installed components (`_components`). `url_path` opens that page on the
+    first run, as a visitor of `/<url_path>` would get it: AppTest's own `switch_page` names a page by its file
+    before the first run, which misses a page whose URL path is not its file name (`real-model`), so the request
+    carries the hash `st.Page` gives its URL path (Streamlit 1.67).
+    """
+    from streamlit.testing.v1 import AppTest
+    from streamlit.util import calc_hash
+
+    from attnlab.ui.app.first_screen import DRAWN
+
+    at = AppTest.from_file(str(ROOT / script), default_timeout=timeout)
+    at._bidi_component_manager = _components()
+    if drawn:
+        at.session_state[DRAWN] = True
+    if url_path is not None:
+        at._page_hash = calc_hash(url_path)
+    return at
+
+
+def page_on_screen(at) -> str:
+    """The script hash of the page an AppTest's last run drew (to check it is the page that was asked for)."""
+    return at._finished_page_script_hash
+
+
+def cpu_seconds(pid: int) -> float:
+    """CPU time a process has used so far, every thread counted (utime + stime from /proc)."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def rss_bytes(pid: int) -> int:
+    """Resident memory of a process now."""
+    with open(f"/proc/{pid}/status") as f:
+        return next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmRSS"))

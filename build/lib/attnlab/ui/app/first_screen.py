@@ -1,0 +1,66 @@
+"""The first screen first: until a session's browser has drawn a chart, a long page sends only what is in view.
+
+Eleven stage charts (twenty-two in a comparison) arriving together cost the browser one long task before any of
+them showed, on top of loading Plotly itself. So a session's runs draw only the first `FIRST_SCREEN` stages
+until a small script in the page sees the first chart drawn and asks for a rerun, which sends everything.
+Later runs of the session draw everything at once: the browser has Plotly loaded by then.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from attnlab.ui.app.i18n import t
+
+FIRST_SCREEN = 2  # stages sent before the browser has drawn a chart: a 1000-px-tall window shows less than two
+DRAWN = "app.chart_drawn"  # session flag: this session's browser has drawn a chart
+FALLBACK_MS = 6000  # ask for the rest anyway when no chart is drawn by then (a chart that failed, say)
+PENDING = "data-attnlab-pending"  # on an element in the page while the rest is still to come (tests wait on it)
+
+JS = """
+export default function ({ data, setTriggerValue }) {
+  const selector = '[data-testid="stPlotlyChart"] .main-svg';
+  let asked = false;
+  const ask = () => {
+    if (!asked) {
+      asked = true;
+      observer.disconnect();
+      clearTimeout(fallback);
+      setTriggerValue("drawn", true);
+    }
+  };
+  // ask once a frame with the chart in it has been painted, so the rest cannot join the task that draws it
+  const afterPaint = () => requestAnimationFrame(() => requestAnimationFrame(ask));
+  const seen = () => {
+    if (document.querySelector(selector)) {
+      observer.disconnect();
+      afterPaint();
+    }
+  };
+  const observer = new MutationObserver(seen);
+  const fallback = setTimeout(ask, data.fallback_ms);
+  observer.observe(document.body, { childList: true, subtree: true });
+  seen();
+  return () => { observer.disconnect(); clearTimeout(fallback); };
+}
+"""
+
+
+def upto() -> int | None:
+    """How many stages this run draws: `FIRST_SCREEN` until the browser has drawn a chart, then all (None)."""
+    return None if st.session_state.get(DRAWN) else FIRST_SCREEN
+
+
+def _mark_drawn() -> None:
+    st.session_state[DRAWN] = True
+
+
+def ask_for_the_rest(shown: int | None, total: int) -> None:
+    """When only the first stages were drawn: say the rest is coming, and mount the script that asks for it."""
+    if shown is None or shown >= total:
+        return
+    st.caption(t("stages.more_coming", first=shown + 1, last=total))
+    signal = st.components.v2.component(
+        "attnlab.first_chart_drawn", html=f'<span {PENDING}="stages"></span>', js=JS, isolate_styles=False
+    )
+    signal(key="app.first_chart_signal", data={"fallback_ms": FALLBACK_MS}, on_drawn_change=_mark_drawn)

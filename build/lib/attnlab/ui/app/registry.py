@@ -1,0 +1,90 @@
+"""The page registry: every page's file, title, icon, address and section, written once.
+
+The router (`app.py`), the lessons overview and every link between pages read this table, so a
+page is added, renamed or moved in one place.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import streamlit as st
+
+from attnlab.ui.app.i18n import t
+
+# The views beside the package in the repository. Streamlit resolves a relative page path against the script it
+# runs, so an entry point in another folder (cloud/streamlit_app.py) would look for views/ there.
+VIEWS = Path(__file__).resolve().parents[3] / "views"
+
+
+@dataclass(frozen=True)
+class PageSpec:
+    """One page: `views/<file>.py`, its title `nav.<file>`, a Material Symbols icon, its URL path and section."""
+
+    file: str
+    icon: str
+    url_path: str
+    section: str  # nav.section_<section> names the navigation group
+    lesson: str | None = None  # for a lesson of the course: its slug (locale file lesson_<slug>.toml)
+
+    @property
+    def path(self) -> str:
+        """The script Streamlit runs for this page."""
+        return f"views/{self.file}.py"
+
+    @property
+    def script(self) -> str:
+        """The view's absolute path, the same from any entry point (app.py, cloud/streamlit_app.py)."""
+        return str(VIEWS / f"{self.file}.py")
+
+    @property
+    def title(self) -> str:
+        """The page's name in the navigation, in the current language."""
+        return t(f"nav.{self.file}")
+
+
+PAGES: tuple[PageSpec, ...] = (
+    PageSpec("playground", "grid_on", "playground", "explore"),
+    PageSpec("present", "co_present", "present", "explore"),
+    PageSpec("multihead", "view_column", "multihead", "explore"),
+    PageSpec("cross", "compare_arrows", "cross", "explore"),
+    PageSpec("neuron", "hub", "neuron", "explore"),
+    PageSpec("real_model", "psychology", "real-model", "explore"),
+    PageSpec("decoder", "model_training", "decoder", "explore"),
+    PageSpec("attention_file", "upload_file", "attention-file", "explore"),
+    PageSpec("lessons", "school", "lessons", "lessons"),
+    PageSpec("soft_dictionary", "menu_book", "soft-dictionary", "lessons", lesson="dictionary"),
+    PageSpec("scaling", "square_foot", "scaling", "lessons", lesson="scaling"),
+    PageSpec("positions", "format_list_numbered", "positions", "lessons", lesson="positions"),
+    PageSpec("masking", "visibility_off", "masking", "lessons", lesson="masking"),
+    PageSpec("cost", "speed", "cost", "lessons", lesson="cost"),
+    PageSpec("benchmark", "timer", "benchmark", "performance"),
+    PageSpec("tiled", "grid_view", "tiled", "performance"),
+)
+BY_FILE = {spec.file: spec for spec in PAGES}
+COURSE: tuple[PageSpec, ...] = tuple(spec for spec in PAGES if spec.lesson)
+
+
+def st_page(spec: PageSpec) -> st.Page:
+    """The Streamlit page of a registry entry; the first page of the registry is the default one."""
+    return st.Page(
+        spec.script,
+        title=spec.title,
+        icon=f":material/{spec.icon}:",
+        url_path=spec.url_path,
+        default=spec is PAGES[0],
+    )
+
+
+def navigation() -> st.Page:
+    """The router over every page, grouped by section in registry order, along the top of the app."""
+    sections: dict[str, list[st.Page]] = {}
+    for spec in PAGES:
+        sections.setdefault(t(f"nav.section_{spec.section}"), []).append(st_page(spec))
+    return st.navigation(sections, position="top")
+
+
+def link(file: str, label: str, icon: str = "arrow_forward") -> None:
+    """A link to a registered page: to its address (/<url_path>), which the router serves."""
+    st.page_link(st_page(BY_FILE[file]), label=label, icon=f":material/{icon}:")

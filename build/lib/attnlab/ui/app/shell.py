@@ -1,0 +1,50 @@
+"""What every page shares: the language (from `?lang=` or the browser), its switch, the share and about boxes."""
+
+from __future__ import annotations
+
+import urllib.parse
+
+import streamlit as st
+
+from attnlab.figures import palette
+from attnlab.figures.palette import PALETTES
+from attnlab.ui.app.i18n import LANG_NAMES, lang_for, t
+from attnlab.ui.app.state import APP
+from attnlab.ui.app.widgets import segmented
+
+
+def browser_language() -> None:
+    """With no `lang` in the link, a session starts in its browser's language (zh* gives 中文); the link still wins.
+
+    Set once, before the link is read: `APP.load` keeps a value already there, and every page then writes the
+    language into the link (`state.save`), so the address bar names it from the first run on.
+    """
+    if "lang" not in st.query_params:
+        st.session_state.setdefault(APP.key("lang"), lang_for(st.context.locale))
+
+
+def settings() -> None:
+    """Take the app's own settings (language, palette) from the link once per session, then draw their switches."""
+    browser_language()
+    APP.load()
+    segmented(APP, "lang", "Language · 语言", where=st.sidebar, labels=LANG_NAMES)
+    labels = {name: t(f"common.palette_{name}") for name in PALETTES}
+    segmented(APP, "palette", t("common.palette"), where=st.sidebar, labels=labels, help=t("common.palette_help"))
+    palette.use(APP["palette"])
+    APP.show_problems(where=st.sidebar)
+
+
+def share_link() -> None:
+    """The link to exactly this view, with a copy button: what a teacher sends to the class."""
+    base = (st.context.url or "").split("?")[0].split("#")[0]
+    query = urllib.parse.urlencode(st.query_params.to_dict(), quote_via=urllib.parse.quote)
+    box = st.sidebar.expander(t("common.share_title"), icon=":material/link:", key="app.share_open", on_change="rerun")
+    if box.open:  # drawn only when opened: the code box's highlighter is a large script every first visit would load
+        box.code(f"{base}?{query}", language=None, wrap_lines=True)
+        box.caption(t("common.share_help"))
+
+
+def about() -> None:
+    """A short note on what the app is and how to share what you see."""
+    with st.sidebar.expander(t("common.about_title")):
+        st.markdown(t("common.about_body"))

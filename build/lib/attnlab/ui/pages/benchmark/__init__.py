@@ -1,0 +1,1 @@
+"""The Benchmark page (/benchmark): our paths against every SDPA backend, live and recorded."""

@@ -1,0 +1,181 @@
+"""The Benchmark page's sections: its URL state, the sweep's controls, the live run, the recorded runs."""
+
+from dataclasses import dataclass
+
+import streamlit as st
+
+from attnlab.bench import DTYPES, IMPLS, BenchConfig, ResultRow, run_benchmark
+from attnlab.bench.results import RecordedRun
+from attnlab.params import Param, bool_param, choice_param, int_param, list_param
+from attnlab.ui.app.i18n import t
+from attnlab.ui.app.state import PageState
+from attnlab.ui.app.text import code
+from attnlab.ui.app.widgets import multiselect, number, selectbox, toggle
+from attnlab.ui.pages.benchmark import results as ui
+
+RESULT_KEY = "_bench.last_run"
+DEFAULT_IMPLS = ["explicit", "tiled", "sdpa", "sdpa-math", "sdpa-flash"]
+DEFAULT_SEQ = [64, 128, 256, 512]
+TIMING = dict(warmup=2, min_reps=5, max_reps=100, min_time_s=0.1, max_time_s=1.0)
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """The GPU result files in data/gpu/, read on every run (a file added there shows without a restart)."""
+
+    runs: list[RecordedRun]
+    skipped: list[str]
+
+    @property
+    def by_stem(self) -> dict[str, RecordedRun]:
+        return {run.path.stem: run for run in self.runs}
+
+    @property
+    def dtypes(self) -> list[str]:
+        return [d for d in DTYPES if any(r.dtype == d for run in self.runs for r in run.results)] or ["float32"]
+
+
+def recorded_params(rec: Recorded) -> tuple[Param, ...]:
+    """Which recorded file and dtype to show: only when some were recorded."""
+    if not rec.runs:
+        return ()
+    stems = list(rec.by_stem)
+    return (choice_param("rec", stems[0], stems), choice_param("rdtype", rec.dtypes[0], rec.dtypes))
+
+
+def page_state() -> tuple[PageState, Recorded]:
+    """This run's page state: the sweep's settings, and a choice among the recorded files when there are some."""
+    rec = Recorded(*ui.recorded_runs())
+    page = PageState(
+        "bench",
+        (
+            choice_param("dtype", "float32", tuple(DTYPES)),
+            int_param("heads", 4, 1, 64),
+            int_param("head_dim", 64, 1, 256),
+            int_param("batch", 1, 1, 16),
+            bool_param("causal", False),
+            list_param("impls", DEFAULT_IMPLS, IMPLS),
+            list_param("seq", DEFAULT_SEQ, ui.SEQ_OPTIONS),
+            *recorded_params(rec),
+        ),
+    )
+    return page, rec
+
+
+def controls(page: PageState) -> None:
+    """Dtype, sizes, mask, implementations and sequence lengths."""
+    cols = st.columns([1.3, 1, 1, 1, 1], vertical_alignment="bottom")
+    selectbox(page, "dtype", t("benchmark.dtype"), where=cols[0])
+    number(page, "heads", t("benchmark.heads"), where=cols[1])
+    number(page, "head_dim", t("benchmark.head_dim"), where=cols[2])
+    number(page, "batch", t("benchmark.batch"), where=cols[3])
+    toggle(page, "causal", t("benchmark.causal"), where=cols[4])
+    multiselect(page, "impls", t("benchmark.impls"), help=t("benchmark.impls_help"))
+    multiselect(page, "seq", t("benchmark.seq"), help=t("benchmark.seq_help"))
+
+
+def sweep_config(page: PageState, seq_lens: list[int], impls: list[str]) -> BenchConfig:
+    """The run the button starts: this page's sizes, on the GPU if there is one, one CPU thread otherwise."""
+    return BenchConfig(
+        device="auto",
+        dtypes=(page["dtype"],),
+        seq_lens=tuple(seq_lens),
+        heads=page["heads"],
+        head_dim=page["head_dim"],
+        batch=page["batch"],
+        causal=page["causal"],
+        impls=tuple(impls),
+        threads=None if ui.on_gpu() else 1,
+        **TIMING,
+    )
+
+
+def run(config: BenchConfig) -> None:
+    """Run the sweep with a progress bar; keep the document for this session, or say why it stopped."""
+    bar = st.progress(0.0, text=t("benchmark.starting", total=config.total))
+
+    def on_progress(done: int, total: int, row: ResultRow) -> None:
+        bar.progress(done / total, text=t("benchmark.progress", done=done, total=total, impl=row.impl, t=row.seq_len))
+
+    try:
+        st.session_state[RESULT_KEY] = run_benchmark(config, on_progress=on_progress)
+    except Exception as exc:  # a message, never a traceback
+        st.error(t("benchmark.run_failed"), icon=":material/error:")
+        st.caption(t("common.library_said", detail=code(str(exc), 300)))
+    bar.empty()
+
+
+def runnable_lengths(page: PageState, impls: list[str]) -> list[int]:
+    """The chosen lengths this server accepts; the refused ones are named with what they would need."""
+    seq_lens = sorted(page["seq"])
+    refused = ui.refusals(page["batch"], page["heads"], page["head_dim"], seq_lens, page["dtype"], impls)
+    for message in refused.values():
+        st.warning(message, icon=":material/block:")
+    runnable = [s for s in seq_lens if s not in refused]
+    if not impls or not seq_lens:
+        st.info(t("benchmark.pick_some"), icon=":material/info:")
+    elif not runnable:
+        st.info(t("benchmark.all_refused"), icon=":material/info:")
+    return runnable
+
+
+def this_run() -> None:
+    """The last run of this session, with where and how it was measured."""
+    doc = st.session_state.get(RESULT_KEY)
+    if not doc:
+        st.caption(t("benchmark.not_run_yet"))
+        return
+    env, cfg = doc["env"], doc["env"]["config"]
+    st.subheader(t("benchmark.your_run"))
+    st.caption(
+        t(
+            "benchmark.run_caption",
+            device=code(env["device_name"]),
+            torch=code(env["torch"]),
+            threads=env["cpu_threads"],
+            dtype=", ".join(cfg["dtypes"]),
+            batch=cfg["batch"],
+            heads=cfg["heads"],
+            head_dim=cfg["head_dim"],
+            mask=t("benchmark.causal_short") if cfg["causal"] else t("benchmark.full_short"),
+            date=env["date"][:19].replace("T", " "),
+        )
+    )
+    ui.draw_results([ResultRow.from_dict(r) for r in doc["results"]], env, "bench.run")
+
+
+def how_to_record() -> None:
+    """No GPU results yet: say so, and give the command that records them."""
+    st.info(t("benchmark.no_recorded"), icon=":material/info:")
+    st.code(
+        "python -m attnlab.bench --device cuda --dtype float16,bfloat16,float32 \\\n"
+        "    --seq-lens 256,512,1024,2048,4096,8192,16384 --heads 16 --head-dim 64 \\\n"
+        "    --out data/gpu/h100-d64.json",
+        language="bash",
+    )
+
+
+def recorded_run(page: PageState, run: RecordedRun) -> None:
+    """One recorded GPU file, for the chosen dtype."""
+    here = [d for d in DTYPES if any(r.dtype == d for r in run.results)]
+    selectbox(page, "rdtype", t("benchmark.dtype"), options=here)
+    st.markdown(f"##### {code(run.label)}")
+    st.caption(ui.env_caption(run.env, run.path.name))
+    rows = [r for r in run.results if r.dtype == page["rdtype"]]
+    ui.draw_results(rows, run.env, "bench.rec", with_downloads=False)
+
+
+def recorded(page: PageState, rec: Recorded) -> None:
+    """Results recorded on real GPUs and shipped with the app (never invented)."""
+    st.divider()
+    st.subheader(t("benchmark.recorded_title"))
+    for line in rec.skipped:
+        st.warning(t("benchmark.recorded_skipped"), icon=":material/warning:")
+        st.caption(code(line, 300))
+    if not rec.runs:
+        how_to_record()
+        return
+    st.caption(t("benchmark.recorded_intro"))
+    labels = {stem: run.label for stem, run in rec.by_stem.items()}
+    selectbox(page, "rec", t("benchmark.recorded_pick"), labels=labels)
+    recorded_run(page, rec.by_stem[page["rec"]])

@@ -1,0 +1,116 @@
+"""The Trained decoder page's "train it yourself" section: start a short capped run, watch its loss live.
+
+The run belongs to the server's one `RUNNER` (its own thread, a fixed time budget); this session polls it
+with a fragment that reruns every second only while its own run is going, so no other session waits on it.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from collections.abc import Iterator
+
+import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+from attnlab.figures.decoder import curves_figure
+from attnlab.limits import LIVE_TRAIN_BUDGET_S, TRAINED_LIVE_MAX_STEPS
+from attnlab.trained.training import train_live
+from attnlab.ui.app.i18n import t
+from attnlab.ui.app.text import code
+from attnlab.ui.app.widgets import chart
+from attnlab.ui.pages.decoder.live import RUNNER, Progress
+
+POLL_S = 1.0  # how often a session watching its own run redraws the progress
+
+
+def session_id() -> str:
+    """This browser session's id (the run's owner)."""
+    ctx = get_script_run_ctx()
+    return ctx.session_id if ctx else ""
+
+
+def train_steps(recipe: str, steps: int, seed: int) -> Iterator[tuple[int, float]]:
+    """The core's step-wise trainer as (step, loss) pairs; closing the iterator cancels the training."""
+    out: queue.Queue = queue.Queue()
+    cancel = threading.Event()
+
+    def work() -> None:
+        try:
+            train_live(recipe, steps, lambda s, losses: out.put((s, losses)), cancel, seed)
+            out.put(None)
+        except Exception as failure:  # noqa: BLE001 -- handed to the runner, which says it and frees the slot
+            out.put(failure)
+
+    threading.Thread(target=work, daemon=True, name="attnlab-train").start()
+    try:
+        while (item := out.get()) is not None:
+            if isinstance(item, Exception):
+                raise item
+            step, losses = item
+            yield step, float(losses["loss_repeat"])
+    finally:
+        cancel.set()
+
+
+def start(recipe: str) -> None:
+    """Start this session's run, or say the server is busy and for about how long (a button's callback)."""
+    n, seed = st.session_state["decoder.live_steps"], st.session_state["decoder.live_seed"]
+    if not RUNNER.start(session_id(), n, lambda: train_steps(recipe, n, seed)):
+        st.session_state["decoder.live_busy"] = RUNNER.snapshot().left_s(time.monotonic(), RUNNER.budget_s)
+
+
+def section(recipe: str) -> None:
+    """Steps and seed, the start button, then this session's run (live while it goes) or the busy message."""
+    st.subheader(t("decoder.yours"))
+    st.caption(
+        t("decoder.yours_help", cap=TRAINED_LIVE_MAX_STEPS, budget=round(LIVE_TRAIN_BUDGET_S), recipe=code(recipe))
+    )
+    cols = st.columns(3)
+    cols[0].number_input(
+        t("decoder.live_steps"), 1, TRAINED_LIVE_MAX_STEPS, min(200, TRAINED_LIVE_MAX_STEPS), key="decoder.live_steps"
+    )
+    cols[1].number_input(t("common.seed"), 0, 2**31 - 1, 0, key="decoder.live_seed")
+    p = RUNNER.snapshot()
+    mine = p.owner == session_id()
+    cols[2].button(
+        t("decoder.live_start"),
+        on_click=start,
+        args=(recipe,),
+        disabled=mine and p.running,
+        icon=":material/play_arrow:",
+    )
+    busy = st.session_state.pop("decoder.live_busy", None)
+    if busy is not None:
+        st.warning(t("decoder.live_busy", seconds=busy), icon=":material/hourglass_top:")
+    if mine and p.running:
+        live()
+    elif mine and p.ended:
+        draw(p)
+
+
+@st.fragment(run_every=POLL_S)
+def live() -> None:
+    """This session's run while it goes: redrawn every second; a full rerun once it ends stops the polling."""
+    p = RUNNER.snapshot()
+    draw(p)
+    if not p.running:
+        st.rerun()
+
+
+def draw(p: Progress) -> None:
+    """The progress bar, how the run ended, and its loss so far."""
+    st.progress(min(p.done / max(p.total, 1), 1.0), text=t("decoder.live_progress", done=p.done, total=p.total))
+    if p.ended.startswith("failed"):
+        st.error(t("decoder.live_failed", detail=code(p.ended.removeprefix("failed: "), 200)))
+    elif p.ended == "budget":
+        st.info(t("decoder.live_budget", budget=round(LIVE_TRAIN_BUDGET_S), done=p.done))
+    elif p.ended == "done":
+        st.success(t("decoder.live_done", total=p.total, loss=f"{p.losses[-1]:.3f}"))
+    if p.steps:
+        series = [(t("decoder.live_loss"), list(p.losses))]
+        fig = curves_figure(
+            list(p.steps), series, p.done, t("decoder.live_curve"), t("decoder.step"), t("decoder.nats")
+        )
+        chart(fig, "decoder.live_chart")

@@ -1,0 +1,1 @@
+"""The Playground page (/): the weight editor, the check against PyTorch, what-if comparisons."""

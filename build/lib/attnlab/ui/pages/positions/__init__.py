@@ -1,0 +1,1 @@
+"""The positions lesson (/positions): permutation equivariance and sinusoidal encodings."""

@@ -1,0 +1,1 @@
+"""The presenter page (/present): one stage per screen, predict-then-reveal questions, the score."""

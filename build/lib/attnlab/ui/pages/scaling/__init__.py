@@ -1,0 +1,1 @@
+"""The scaling lesson (/scaling): why attention divides by sqrt(d_k)."""

@@ -1,0 +1,1 @@
+"""The soft dictionary lesson (/soft-dictionary): a hard lookup, the weighted one, temperature."""

@@ -1,0 +1,1 @@
+"""The tiled attention page (/tiled): FlashAttention's online softmax, block by block."""

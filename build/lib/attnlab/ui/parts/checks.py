@@ -1,0 +1,37 @@
+"""What the Multi-head, Cross-attention and Neuron pages share: the PyTorch check table and head names."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import streamlit as st
+
+from attnlab.limits import TOL_FLOAT64
+from attnlab.ui.app.i18n import t
+
+
+def fmt_diff(value: float) -> str:
+    """A max |difference| as text: 0, 3.3e-16, or NaN."""
+    if math.isnan(value):
+        return "NaN"
+    return "0" if value == 0 else f"{value:.1e}"
+
+
+def check_table(rows: list[tuple[str, str, float]], tol: float = TOL_FLOAT64) -> None:
+    """A small table of (what, compared with, max |Δ|) with a pass/fail line above it."""
+    finite = [err for *_, err in rows if not math.isnan(err)]
+    if finite and max(finite) <= tol:
+        st.success(t("anatomy.check_pass", tol=f"{tol:.0e}"), icon=":material/check_circle:")
+    elif finite:
+        st.error(t("anatomy.check_fail", tol=f"{tol:.0e}"), icon=":material/error:")
+    frame = pd.DataFrame(
+        [(what, against, fmt_diff(err)) for what, against, err in rows],
+        columns=[t("anatomy.col_what"), t("anatomy.col_against"), "max |Δ|"],
+    )
+    st.dataframe(frame, hide_index=True, width="stretch")
+
+
+def head_name(h: int) -> str:
+    """Heads are counted from 1 in the UI."""
+    return t("lab.check_head", h=h + 1)

@@ -1,0 +1,96 @@
+"""The query-key map on a page: one head's queries and keys, a picked query, and how far nearness is attention.
+
+Drawn by the inspector (`inspector.py`) for any attention source with queries and keys: MiniLM's heads on the
+Real model page, examples and uploads on the Attention file page.
+Everything shown is computed on this run from the head's own vectors and weights (attnlab.qkmap).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+import streamlit as st
+
+from attnlab.figures.attnfile import qk_map_figure
+from attnlab.qkmap import NEAREST, agreement, qk_map
+from attnlab.ui.app.i18n import t
+from attnlab.ui.app.text import code
+
+
+def names() -> dict[str, str]:
+    """The figure's words in this session's language."""
+    keys = ("layer", "head", "query", "key", "position", "picked", "nearest", "attended", "axis")
+    return {k: t(f"qk.{k}") for k in keys}
+
+
+def picked_on_map(key: str, pick: Callable[[int], None]) -> Callable[[], None]:
+    """The chart's selection callback: a clicked query point becomes the picked query."""
+
+    def on_select() -> None:
+        points = st.session_state[key]["selection"]["points"]
+        chosen = [p["customdata"] for p in points if p.get("customdata") and p["customdata"][0] == "query"]
+        if chosen:
+            pick(int(chosen[0][1]))
+
+    return on_select
+
+
+def token_list(tokens: Sequence[str], picks: np.ndarray) -> str:
+    """Positions (from 1) and tokens as inert text."""
+    return ", ".join(f"{j + 1} {code(tokens[j], 24)}" for j in picks.tolist())
+
+
+def whole_head(qk, weights: np.ndarray, causal: bool) -> None:
+    """Nearness against attention over every query of the head: the claim checked without picking anything."""
+    found = [agreement(qk, weights, i, causal=causal) for i in range(len(qk.queries))]
+    rho = float(np.median([f.spearman for f in found]))
+    rho_2d = float(np.median([f.spearman_2d for f in found]))
+    overlap = float(np.mean([f.overlap / len(f.top) for f in found]))
+    st.caption(t("qk.whole_head", n=len(found), rho=rho, rho_2d=rho_2d, overlap=overlap, k=NEAREST))
+
+
+def qk_panel(
+    queries: np.ndarray,
+    keys: np.ndarray,
+    weights: np.ndarray,
+    tokens: Sequence[str],
+    tokens_k: Sequence[str],
+    query: int | None,
+    *,
+    causal: bool,
+    title: str,
+    key: str,
+    pick: Callable[[int], None],
+) -> None:
+    """The map of one head (queries (T_q, d), keys (T_k, d), weights (T_q, T_k)) and its agreement numbers."""
+    qk = qk_map(queries, keys)
+    found = None if query is None else agreement(qk, weights, query, causal=causal)
+    figure = qk_map_figure(qk, tokens, tokens_k, weights, query, found, names(), title)
+    st.plotly_chart(
+        figure,
+        width="stretch",
+        on_select=picked_on_map(key, pick),
+        selection_mode="points",
+        key=key,
+        config={"displayModeBar": False},
+    )
+    if found is None:
+        st.info(t("qk.pick"), icon=":material/ads_click:")
+    else:
+        n = len(found.top)
+        cols = st.columns(3)
+        cols[0].metric(t("qk.overlap", n=n), f"{found.overlap} / {n}")
+        cols[1].metric(t("qk.rho"), f"{found.spearman:.2f}")
+        cols[2].metric(t("qk.rho_2d"), f"{found.spearman_2d:.2f}")
+        st.markdown(
+            t(
+                "qk.picked_text",
+                query=f"{query + 1} {code(tokens[query], 24)}",
+                n=n,
+                nearest=token_list(tokens_k, found.nearest),
+                top=token_list(tokens_k, found.top),
+            )
+        )
+    whole_head(qk, weights, causal)
+    st.caption(t("qk.help"))
