@@ -89,3 +89,24 @@ def test_a_head_outside_the_model_is_named():
     with pytest.raises(ValueError, match="layer 3, head 0 outside 3 layers x 4 heads"):
         head_view(layers(), TOKENS, layer=3)
     assert np.isfinite(from_attentions(layers(), TOKENS).attentions.numpy()).all()
+
+
+def test_a_real_transformers_models_outputs_attentions():
+    """A tiny randomly initialised BERT (built here, nothing downloaded), eager attention as the README says."""
+    transformers = pytest.importorskip("transformers")
+    config = transformers.BertConfig(
+        vocab_size=50, hidden_size=16, num_hidden_layers=2, num_attention_heads=2, intermediate_size=32
+    )
+    torch.manual_seed(0)
+    model = transformers.BertModel(config, add_pooling_layer=False).eval()
+    model.set_attn_implementation("eager")
+    ids = torch.tensor([[2, 7, 11, 13, 3], [2, 5, 5, 5, 3]])  # a batch of two sentences
+    with torch.no_grad():
+        outputs = model(input_ids=ids, output_attentions=True)
+    assert len(outputs.attentions) == 2 and tuple(outputs.attentions[0].shape) == (2, 2, 5, 5)
+    file = from_attentions(outputs.attentions, TOKENS)
+    assert torch.equal(file.attentions, torch.stack([a[0] for a in outputs.attentions]))
+    fig = head_view(outputs.attentions, TOKENS, layer=1, head=1)
+    assert numbers(fig) == numbers(head_view(file, 1, 1)) and isinstance(
+        model_view(outputs.attentions, TOKENS), go.Figure
+    )
