@@ -1,9 +1,9 @@
 """The `attnlab` command: `attnlab app` serves the app, `attnlab bench` and `attnlab train` run those commands.
 
-`attnlab app [ARGS]` is `streamlit run app.py [ARGS]` on the repository's app.py beside this package (a clone
-installed with `pip install -e '.[app]'`); `attnlab bench ...` is `python -m attnlab.bench ...` and `attnlab train
-...` is `python -m attnlab.train ...`, the same `main(argv)`. Nothing heavier than the standard library is imported
-before a subcommand is chosen, and Streamlit only by the process `attnlab app` starts.
+`attnlab app [ARGS]` is `streamlit run app.py [ARGS]` on the clone's app.py, or on the copy a wheel installed
+(`pip install '.[app]'`, see `attnlab.appfiles`); `attnlab bench ...` is `python -m attnlab.bench ...` and
+`attnlab train ...` is `python -m attnlab.train ...`, the same `main(argv)`. Nothing heavier than the standard
+library is imported before a subcommand is chosen, and Streamlit only by the process `attnlab app` starts.
 """
 
 from __future__ import annotations
@@ -11,23 +11,21 @@ from __future__ import annotations
 import importlib.util
 import subprocess
 import sys
-from pathlib import Path
 
-APP = Path(__file__).resolve().parents[1] / "app.py"  # the repository's entry point, beside the package
+from attnlab import appfiles
+
+APP = appfiles.entry()  # the clone's app.py, else the copy a wheel installed (attnlab.appfiles)
 USAGE = """usage: attnlab {app,bench,train} [ARGS...]
 
   attnlab app [ARGS]      serve the Streamlit app (ARGS go to `streamlit run`, e.g. --server.port 8502)
   attnlab bench [ARGS]    time attention implementations: python -m attnlab.bench (attnlab bench --help)
   attnlab train [ARGS]    train a small causal decoder: python -m attnlab.train (attnlab train --help)"""
 NO_STREAMLIT = "attnlab app needs Streamlit, which the library alone does not install: pip install 'attnlab[app]'"
-NO_APP = (
-    "attnlab app serves app.py and views/ from a clone of the repository, and none is beside this installation "
-    f"({APP.parent}): clone it, then pip install -e '.[app]' in it"
-)
+NO_APP = f"attnlab app found no app.py with its views/ (looked in {', '.join(map(str, appfiles.homes()))})"
 
 
 def app(args: list[str]) -> int:
-    """`streamlit run` on the repository's app.py in a child process; its exit status is ours."""
+    """`streamlit run` on the app's entry point in a child process; its exit status is ours."""
     if importlib.util.find_spec("streamlit") is None:
         print(NO_STREAMLIT, file=sys.stderr)
         return 1

@@ -130,3 +130,17 @@ def test_the_commands_help_is_the_modules_own(command):
         [sys.executable, "-m", "attnlab.cli", command, "--help"], cwd=ROOT, capture_output=True, text=True, timeout=300
     )
     assert out.returncode == 0 and ("--seq-lens" in out.stdout if command == "bench" else "--steps" in out.stdout)
+
+
+def test_the_app_files_are_the_clones_else_those_a_wheel_installed(monkeypatch, tmp_path):
+    from attnlab import appfiles
+
+    assert appfiles.entry() == ROOT / "app.py" and appfiles.views() == ROOT / "views"
+    installed = tmp_path / "prefix" / "share" / "attnlab"
+    (installed / "views").mkdir(parents=True)
+    (installed / "app.py").write_text("", encoding="utf-8")
+    (installed / "views" / "playground.py").write_text("", encoding="utf-8")
+    monkeypatch.setattr(appfiles, "CLONE", tmp_path / "site-packages")  # a wheel: nothing beside the package
+    monkeypatch.setattr(appfiles.sys, "prefix", str(tmp_path / "prefix"))
+    assert appfiles.entry() == installed / "app.py" and appfiles.views() == installed / "views"
+

@@ -7,15 +7,15 @@ page is added, renamed or moved in one place.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 import streamlit as st
 
+from attnlab import appfiles
 from attnlab.ui.app.i18n import t
 
-# The views beside the package in the repository. Streamlit resolves a relative page path against the script it
-# runs, so an entry point in another folder (cloud/streamlit_app.py) would look for views/ there.
-VIEWS = Path(__file__).resolve().parents[3] / "views"
+# Streamlit resolves a relative page path against the script it runs, so an entry point in another folder
+# (cloud/streamlit_app.py) would look for views/ there: every page is given by its absolute path instead.
+VIEWS = appfiles.views()
 
 
 @dataclass(frozen=True)
@@ -35,7 +35,7 @@ class PageSpec:
 
     @property
     def script(self) -> str:
-        """The view's absolute path, the same from any entry point (app.py, cloud/streamlit_app.py)."""
+        """The view's absolute path, the same from every entry point (app.py, cloud/, a wheel's copy)."""
         return str(VIEWS / f"{self.file}.py")
 
     @property

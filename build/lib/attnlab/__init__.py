@@ -1,1 +1,0 @@
-"""attnlab: every stage of attention, computed, drawn and checked against PyTorch."""

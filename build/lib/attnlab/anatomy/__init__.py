@@ -1,1 +1,0 @@
-"""The math behind the anatomy pages: `heads` (Multi-head), `cross` (Cross-attention), `neuron` (Neuron view)."""

@@ -1,1 +1,0 @@
-"""UI strings: one folder per language, one TOML file per page or topic; key = "<file>.<name>"."""

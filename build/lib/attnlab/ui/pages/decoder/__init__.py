@@ -1,1 +1,0 @@
-"""The Trained decoder page (/decoder): small causal decoders trained here, their heads and curves."""

@@ -1,1 +1,0 @@
-"""The Multi-head page (/multihead): d_model cut into heads, fused QKV, dropout, nn.MultiheadAttention."""

@@ -1,1 +1,0 @@
-"""The Playground page (/): the weight editor, the check against PyTorch, what-if comparisons."""

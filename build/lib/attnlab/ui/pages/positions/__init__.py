@@ -1,1 +1,0 @@
-"""The positions lesson (/positions): permutation equivariance and sinusoidal encodings."""

@@ -1,1 +1,0 @@
-"""The presenter page (/present): one stage per screen, predict-then-reveal questions, the score."""

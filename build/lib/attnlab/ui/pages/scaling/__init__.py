@@ -1,1 +1,0 @@
-"""The scaling lesson (/scaling): why attention divides by sqrt(d_k)."""

@@ -1,1 +1,0 @@
-"""The tiled attention page (/tiled): FlashAttention's online softmax, block by block."""
