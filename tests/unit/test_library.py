@@ -143,4 +143,3 @@ def test_the_app_files_are_the_clones_else_those_a_wheel_installed(monkeypatch, 
     monkeypatch.setattr(appfiles, "CLONE", tmp_path / "site-packages")  # a wheel: nothing beside the package
     monkeypatch.setattr(appfiles.sys, "prefix", str(tmp_path / "prefix"))
     assert appfiles.entry() == installed / "app.py" and appfiles.views() == installed / "views"
-
