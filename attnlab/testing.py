@@ -161,8 +161,10 @@ def _components():
     return manager
 
 
-def app_test(timeout: float = 60, drawn: bool = True, url_path: str | None = None):
+def app_test(timeout: float = 60, drawn: bool = True, url_path: str | None = None, script: str = "app.py"):
     """The app in AppTest; `drawn`: as a session whose browser has drawn a chart (AppTest has no browser to say so).
+
+    `script` is the entry point, relative to the repository (`cloud/streamlit_app.py` is Community Cloud's).
 
     Every AppTest shares one scan of the installed components (`_components`). `url_path` opens that page on the
     first run, as a visitor of `/<url_path>` would get it: AppTest's own `switch_page` names a page by its file
@@ -174,7 +176,7 @@ def app_test(timeout: float = 60, drawn: bool = True, url_path: str | None = Non
 
     from attnlab.ui.app.first_screen import DRAWN
 
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=timeout)
+    at = AppTest.from_file(str(ROOT / script), default_timeout=timeout)
     at._bidi_component_manager = _components()
     if drawn:
         at.session_state[DRAWN] = True

@@ -5,7 +5,8 @@
 `AttentionFile` or raises `AttentionFileError` (its `reason` names a sentence `attnfile_errors.<reason>`
 in each language); `capture(model, tokenizer, text, target=None)` runs a transformers model and
 returns {kind: AttentionFile}; `from_encoder(encoder, text)` does the same for our MiniLM, and
-`from_decoder(decoder, symbols)` for a decoder trained here, both with queries and keys. Only torch,
+`from_decoder(decoder, symbols)` for a decoder trained here, both with queries and keys;
+`from_attentions(outputs.attentions, tokens)` takes bertviz's input (batch item 0). Only torch,
 numpy and safetensors are imported here.
 
 Modules import one way: `file` (what a file holds, its refusals, its bytes) <- `reader` (a hostile upload,
@@ -19,7 +20,7 @@ from pathlib import Path
 
 import torch
 
-from attnlab.attnfile.capture import capture, from_decoder, from_encoder
+from attnlab.attnfile.capture import capture, from_attentions, from_decoder, from_encoder
 from attnlab.attnfile.file import FORMAT, KINDS, AttentionFile, AttentionFileError, encode, is_causal
 from attnlab.attnfile.reader import load
 
@@ -31,6 +32,7 @@ __all__ = [
     "capture",
     "dumps",
     "file_bytes",
+    "from_attentions",
     "from_decoder",
     "from_encoder",
     "is_causal",

@@ -176,6 +176,48 @@ def capture(model: Any, tokenizer: Any, text: str, target: str | None = None) ->
     return files
 
 
+EAGER_HINT = 'load the model with attn_implementation="eager" and call it with output_attentions=True'
+
+
+def from_attentions(
+    attention: Any, tokens: Any, tokens_k: Any = None, *, model: str = "", kind: str | None = None
+) -> AttentionFile:
+    """bertviz's input as a file: `attention` a tuple over layers of (batch, H, T_q, T_k), batch item 0 kept.
+
+    That is what a transformers model returns as `outputs.attentions` (or `cross_attentions`, with the source's
+    tokens as `tokens_k`). Raises ValueError naming what does not fit: not a sequence of layers, a layer that is
+    not 4-D, layers of different shapes, token counts that are not T_q and T_k, tokens that are not strings.
+    """
+    if attention is None or isinstance(attention, (str, bytes)) or not hasattr(attention, "__len__"):
+        raise ValueError(f"attention must be a tuple over layers (outputs.attentions): {EAGER_HINT}")
+    if len(attention) == 0 or any(layer is None for layer in attention):
+        raise ValueError(f"attention holds no layers: {EAGER_HINT}")
+    layers = [torch.as_tensor(layer).detach() for layer in attention]
+    shapes = {tuple(layer.shape) for layer in layers}
+    if any(layer.dim() != 4 for layer in layers):
+        bad = next(tuple(layer.shape) for layer in layers if layer.dim() != 4)
+        raise ValueError(f"each layer must be (batch, heads, T_q, T_k), as in outputs.attentions; got {bad}")
+    if len(shapes) != 1:
+        raise ValueError(f"every layer must have the same shape; got {sorted(shapes)}")
+    (shape,) = shapes
+    if 0 in shape:
+        raise ValueError(f"a layer of shape {shape} holds nothing")
+    tokens_q = _token_list("tokens", tokens, shape[2])
+    tokens_k = tokens_q if tokens_k is None else _token_list("tokens_k", tokens_k, shape[3])
+    a = torch.stack([layer[0].to("cpu", torch.float32) for layer in layers]).contiguous()  # (L, H, T_q, T_k)
+    kind = kind or ("self" if tokens_k is tokens_q else "cross")
+    return AttentionFile(a, tokens_q, tokens_k, model, kind=kind, causal=kind != "cross" and is_causal(a))
+
+
+def _token_list(name: str, tokens: Any, n: int) -> tuple[str, ...]:
+    """Tokens as a tuple of n strings; ValueError naming `name` otherwise."""
+    if isinstance(tokens, str) or not all(isinstance(tok, str) for tok in tokens):
+        raise ValueError(f"{name} must be a list of token strings (tokenizer.convert_ids_to_tokens)")
+    if len(tokens) != n:
+        raise ValueError(f"{len(tokens)} {name} for attention over {n} positions")
+    return tuple(tokens)
+
+
 def from_encoder(encoder: Any, text: str, max_tokens: int = 128) -> AttentionFile:
     """attnlab's MiniLM (pretrained.Encoder) on `text`, through our own attention, with every head's q and k.
 

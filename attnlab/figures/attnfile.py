@@ -2,7 +2,8 @@
 
 The `*_figure` builders return light prebuilt specs (what the app draws); `model_view`, `head_view` and
 `query_key_map` are the notebook API: they take an `attnlab.attnfile.AttentionFile` and return full Plotly
-figures, so `query_key_map(files["self"], 2, 5).show()` works in Jupyter without Streamlit.
+figures, so `query_key_map(files["self"], 2, 5).show()` works in Jupyter without Streamlit. `head_view` and
+`model_view` also take bertviz's call shape, `(outputs.attentions, tokens)` (batch item 0 drawn).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
+from attnlab.attnfile.capture import from_attentions
 from attnlab.figures.matrix import BASE_LAYOUT, Prebuilt, colorscale
 from attnlab.figures.palette import current
 from attnlab.figures.pretrained import head_lines_figure, model_view_figure
@@ -141,13 +143,61 @@ def head_map(file: Any, layer: int, head: int, query: int | None, causal: bool) 
     return qk, found
 
 
-def model_view(file: Any, picked: tuple[int, int] | None = None) -> go.Figure:
-    """Every layer x head of a file as small maps (the notebook's figure)."""
+def as_file(attention: Any, tokens: Any = None, tokens_k: Any = None) -> Any:
+    """An attention file as it is, or bertviz's (outputs.attentions, tokens) as one (batch item 0)."""
+    if hasattr(attention, "attentions"):
+        if tokens is not None or tokens_k is not None:
+            raise ValueError("an attention file carries its own tokens: pass the file alone")
+        return attention
+    if tokens is None:
+        raise ValueError("bertviz's call shape needs the tokens: head_view(outputs.attentions, tokens)")
+    return from_attentions(attention, tokens, tokens_k)
+
+
+def model_view(
+    attention: Any, tokens: Any = None, *, picked: tuple[int, int] | None = None, tokens_k: Any = None
+) -> go.Figure:
+    """Every layer x head as small maps: `model_view(file)`, or bertviz's `model_view(outputs.attentions, tokens)`.
+
+    `tokens` is bertviz's second argument (the file form takes none; an old positional `picked` still works).
+    """
+    if isinstance(tokens, tuple) and len(tokens) == 2 and all(isinstance(i, int) for i in tokens):
+        tokens, picked = None, tokens  # model_view(file, (layer, head)): the call before bertviz's shape
+    file = as_file(attention, tokens, tokens_k)
     return model_view_figure(as_array(file.attentions), NAMES["layer"], NAMES["head"], picked).figure()
 
 
-def head_view(file: Any, layer: int, head: int, query: int | None = None, key: int | None = None) -> go.Figure:
-    """One head as lines from query tokens (left) to key tokens (right), layers and heads counted from 0."""
+def head_view(attention: Any, *args: Any, **kw: Any) -> go.Figure:
+    """One head as lines from query tokens (left) to key tokens (right), layers and heads counted from 0.
+
+    Two call shapes: `head_view(file, layer=0, head=0, query=None, key=None)` with an attention file, and bertviz's
+    `head_view(outputs.attentions, tokens, layer=0, head=0, query=None, key=None, tokens_k=None)`: a tuple over
+    layers of (batch, heads, T_q, T_k) tensors, batch item 0 drawn (`tokens_k`: the source's tokens for cross).
+    """
+    if hasattr(attention, "attentions"):
+        return _head_view(attention, *args, **kw)
+    return _head_view_layers(attention, *args, **kw)
+
+
+def _head_view_layers(
+    attention: Any,
+    tokens: Any,
+    layer: int = 0,
+    head: int = 0,
+    query: int | None = None,
+    key: int | None = None,
+    *,
+    tokens_k: Any = None,
+) -> go.Figure:
+    """bertviz's call shape: the layers and tokens made a file, then drawn as one."""
+    return _head_view(as_file(attention, tokens, tokens_k), layer, head, query, key)
+
+
+def _head_view(file: Any, layer: int = 0, head: int = 0, query: int | None = None, key: int | None = None) -> go.Figure:
+    """The head view of an attention file."""
+    n_layers, n_heads = file.attentions.shape[:2]
+    if not (0 <= layer < n_layers and 0 <= head < n_heads):
+        raise ValueError(f"layer {layer}, head {head} outside {n_layers} layers x {n_heads} heads (counted from 0)")
     weights = as_array(file.attentions[layer, head])  # (T_q, T_k)
     title = f"{NAMES['layer']} {layer + 1} · {NAMES['head']} {head + 1}"
     return head_lines_figure(weights, file.tokens, query, title, tokens_k=file.tokens_k, key=key).figure()

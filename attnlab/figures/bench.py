@@ -16,6 +16,7 @@ from attnlab.bench.memory import format_bytes
 from attnlab.bench.row import ResultRow
 from attnlab.figures.lines import LEGEND_BELOW, binary_ticks, decade_ticks, layout, loglog_axes, with_slope
 from attnlab.figures.palette import current
+from attnlab.figures.prebuilt import new_figure
 from attnlab.figures.text import esc
 from attnlab.fit import loglog_slope
 
@@ -76,7 +77,7 @@ def time_figure(
     rows: Sequence[ResultRow], title: str, x_title: str, y_title: str, slope_word: str = "slope", **kw
 ) -> go.Figure:
     """Median time vs T on log-log axes, one line per series, p20..p80 as error bars."""
-    fig = go.Figure()
+    fig = new_figure()
     styles: dict[str, int] = {}
     for name, rs in series(rows, **kw).items():
         xs = [r.seq_len for r in rs]
@@ -108,7 +109,7 @@ def memory_figure(
     rows: Sequence[ResultRow], title: str, x_title: str, y_title: str, slope_word: str = "slope", **kw
 ) -> go.Figure:
     """Measured peak memory (bytes) vs T on log-log axes; rows without a measurement are left out."""
-    fig = go.Figure()
+    fig = new_figure()
     styles: dict[str, int] = {}
     for name, rs in series(rows, **kw).items():
         rs = [r for r in rs if r.peak_mem_bytes]
@@ -141,7 +142,7 @@ def tflops_figure(
     **kw,
 ) -> go.Figure:
     """Achieved TFLOP/s vs T (log x), with the share of the device's datasheet peak in the hover when known."""
-    fig = go.Figure()
+    fig = new_figure()
     styles: dict[str, int] = {}
     for name, rs in series(rows, **kw).items():
         rs = [r for r in rs if r.tflops is not None]

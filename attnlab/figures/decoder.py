@@ -10,6 +10,7 @@ import plotly.graph_objects as go
 from attnlab.figures.lines import layout
 from attnlab.figures.matrix import grid_figure
 from attnlab.figures.palette import current
+from attnlab.figures.prebuilt import new_figure
 from attnlab.figures.text import esc
 
 
@@ -33,7 +34,7 @@ def curves_figure(
 ) -> go.Figure:
     """Named series over training steps, the checkpoint on screen marked by a vertical rule."""
     palette = current()
-    fig = go.Figure()
+    fig = new_figure()
     for i, (name, values) in enumerate(series):
         fig.add_trace(
             go.Scatter(

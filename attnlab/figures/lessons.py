@@ -14,6 +14,7 @@ from plotly.subplots import make_subplots
 
 from attnlab.figures.lines import LEGEND_BELOW, layout
 from attnlab.figures.palette import current
+from attnlab.figures.prebuilt import new_figure
 from attnlab.figures.text import esc as _esc
 from attnlab.figures.text import label
 
@@ -30,7 +31,7 @@ def weights_bar(
     text = [f"{w:.3f}" for w in weights]
     if values is not None and value_name:
         text = [f"{w:.3f} · {_esc(value_name)} {v:g}" for w, v in zip(weights, values, strict=True)]
-    fig = go.Figure(
+    fig = new_figure(
         go.Bar(
             x=[label(n, 24) for n in names],
             y=list(weights),
@@ -55,7 +56,7 @@ def temperature_figure(
 ) -> go.Figure:
     """Each key's weight as the temperature changes; a dashed line at the user's temperature."""
     p = current()
-    fig = go.Figure()
+    fig = new_figure()
     for i, name in enumerate(names):
         fig.add_trace(
             go.Scatter(
@@ -75,7 +76,7 @@ def temperature_figure(
 def key_plane(keys: np.ndarray, names: Sequence[str], query: Sequence[float], query_name: str, title: str) -> go.Figure:
     """2-D keys and the query as arrows from the origin: the key most aligned with q gets the most weight."""
     p = current()
-    fig = go.Figure()
+    fig = new_figure()
     pts = [*(tuple(k) for k in keys), tuple(query)]
     all_names = [*names, query_name]
     for i, ((x, y), name) in enumerate(zip(pts, all_names, strict=True)):
@@ -109,7 +110,7 @@ def variance_figure(
 ) -> go.Figure:
     """Measured Var(q.k) against d_k on log-log axes, the line Var = d_k, and the scaled variance (~1)."""
     p = current()
-    fig = go.Figure()
+    fig = new_figure()
     fig.add_trace(
         go.Scatter(x=d_k, y=d_k, mode="lines", name=_esc(names["theory"]), line=dict(color=p.neutral, dash="dash"))
     )
@@ -140,7 +141,9 @@ def saturation_figure(
     """Max weight, entropy and softmax-gradient size vs d_k, unscaled against scaled."""
     p = current()
     metrics = ("max_weight", "entropy", "grad_norm")
-    fig = make_subplots(rows=1, cols=3, subplot_titles=[_esc(names[m]) for m in metrics], horizontal_spacing=0.08)
+    fig = make_subplots(
+        figure=new_figure(), rows=1, cols=3, subplot_titles=[_esc(names[m]) for m in metrics], horizontal_spacing=0.08
+    )
     for col, m in enumerate(metrics, start=1):
         for variant, colour in (("unscaled", p.line(3)), ("scaled", p.line(0))):
             fig.add_trace(
@@ -168,7 +171,11 @@ def rnn_figure(t_max: int, user_t: int, names: dict[str, str], d: int) -> go.Fig
     p = current()
     ts = np.unique(np.round(np.geomspace(1, t_max, 60)).astype(int))
     fig = make_subplots(
-        rows=1, cols=2, subplot_titles=[_esc(names["steps_title"]), _esc(names["flops_title"])], horizontal_spacing=0.1
+        figure=new_figure(),
+        rows=1,
+        cols=2,
+        subplot_titles=[_esc(names["steps_title"]), _esc(names["flops_title"])],
+        horizontal_spacing=0.1,
     )
     fig.add_trace(
         go.Scatter(x=ts, y=ts, name=_esc(names["rnn"]), line=dict(color=p.line(3), width=3), legendgroup="rnn"),
@@ -217,7 +224,7 @@ def pe_figure(pe: np.ndarray, title: str, x_title: str, y_title: str) -> go.Figu
     """The sinusoid table as one dense heatmap (no cell gaps: the stripes are the point)."""
     p = current()
     n_pos, d = pe.shape
-    fig = go.Figure(
+    fig = new_figure(
         go.Heatmap(
             z=pe,
             x=list(range(d)),

@@ -9,6 +9,7 @@ import plotly.graph_objects as go
 
 from attnlab.bench.memory import format_bytes
 from attnlab.figures.palette import current
+from attnlab.figures.prebuilt import TEMPLATE, new_figure
 from attnlab.figures.text import esc
 
 LEGEND_ABOVE = dict(orientation="h", yanchor="bottom", y=1.02, x=0.0)
@@ -18,7 +19,7 @@ LEGEND_BELOW = dict(orientation="h", yanchor="top", y=-0.25, x=0.0)  # clear of 
 def layout(fig: go.Figure, title: str | None, height: int = 320, legend: dict = LEGEND_ABOVE, **kw) -> go.Figure:
     """Title (escaped), height, legend and margins of a line chart."""
     fig.update_layout(
-        template="attnlab",
+        template=TEMPLATE,
         height=height,
         title=dict(text=esc(title) if title else None, x=0.0),
         margin=dict(l=10, r=10, t=60 if title else 30, b=10),
@@ -82,7 +83,7 @@ def loglog_figure(
 ) -> go.Figure:
     """Lines of y against T on log-log axes, each named with its fitted slope."""
     palette = current()
-    fig = go.Figure()
+    fig = new_figure()
     for i, (name, xs, ys, slope) in enumerate(series):
         fig.add_trace(
             go.Scatter(

@@ -13,14 +13,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import torch
 import torch.nn.functional as F
-from tokenizers import Tokenizer
 
 from attnlab.attention import AttentionSteps, attention_steps
 from attnlab.multihead import MultiHeadSteps, multi_head_steps, project
 from attnlab.pretrained.package import LayerWeights, ModelWeights, Norm, read_model
+
+if TYPE_CHECKING:
+    from tokenizers import Tokenizer
 
 MODEL_NAME = "all-MiniLM-L6-v2"
 MAX_TOKENS = 128  # tokens one run computes, [CLS] and [SEP] included; longer text is cut

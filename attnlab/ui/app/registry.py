@@ -10,7 +10,12 @@ from dataclasses import dataclass
 
 import streamlit as st
 
+from attnlab import appfiles
 from attnlab.ui.app.i18n import t
+
+# Streamlit resolves a relative page path against the script it runs, so an entry point in another folder
+# (cloud/streamlit_app.py) would look for views/ there: every page is given by its absolute path instead.
+VIEWS = appfiles.views()
 
 
 @dataclass(frozen=True)
@@ -27,6 +32,11 @@ class PageSpec:
     def path(self) -> str:
         """The script Streamlit runs for this page."""
         return f"views/{self.file}.py"
+
+    @property
+    def script(self) -> str:
+        """The view's absolute path, the same from every entry point (app.py, cloud/, a wheel's copy)."""
+        return str(VIEWS / f"{self.file}.py")
 
     @property
     def title(self) -> str:
@@ -59,7 +69,7 @@ COURSE: tuple[PageSpec, ...] = tuple(spec for spec in PAGES if spec.lesson)
 def st_page(spec: PageSpec) -> st.Page:
     """The Streamlit page of a registry entry; the first page of the registry is the default one."""
     return st.Page(
-        spec.path,
+        spec.script,
         title=spec.title,
         icon=f":material/{spec.icon}:",
         url_path=spec.url_path,

@@ -1,4 +1,4 @@
-"""What every page shares: the language switch (synced with `?lang=`), the share box and the about box."""
+"""What every page shares: the language (from `?lang=` or the browser), its switch, the share and about boxes."""
 
 from __future__ import annotations
 
@@ -8,13 +8,24 @@ import streamlit as st
 
 from attnlab.figures import palette
 from attnlab.figures.palette import PALETTES
-from attnlab.ui.app.i18n import LANG_NAMES, t
+from attnlab.ui.app.i18n import LANG_NAMES, lang_for, t
 from attnlab.ui.app.state import APP
 from attnlab.ui.app.widgets import segmented
 
 
+def browser_language() -> None:
+    """With no `lang` in the link, a session starts in its browser's language (zh* gives 中文); the link still wins.
+
+    Set once, before the link is read: `APP.load` keeps a value already there, and every page then writes the
+    language into the link (`state.save`), so the address bar names it from the first run on.
+    """
+    if "lang" not in st.query_params:
+        st.session_state.setdefault(APP.key("lang"), lang_for(st.context.locale))
+
+
 def settings() -> None:
     """Take the app's own settings (language, palette) from the link once per session, then draw their switches."""
+    browser_language()
     APP.load()
     segmented(APP, "lang", "Language · 语言", where=st.sidebar, labels=LANG_NAMES)
     labels = {name: t(f"common.palette_{name}") for name in PALETTES}

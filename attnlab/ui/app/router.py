@@ -1,0 +1,40 @@
+"""The router every entry point serves: one session's script run, and the server's lifespan that warms it.
+
+`app.py` (at the repository's root) and `cloud/streamlit_app.py` (Community Cloud's entry point) are the same
+five lines around these two functions: served by `streamlit run` they build an `st.App` whose lifespan is
+`warm_in_background`, and a session's run of their file (as `__main__`, which is how Streamlit and AppTest run
+a script) calls `route()`. So both serve the same pages at the same URLs with the same warm-up.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import streamlit as st
+
+
+def route() -> None:
+    """One script run: page config, the chart library's preload, the app's settings, the page, the share link."""
+    from attnlab.ui.app import preload
+
+    st.set_page_config(page_title="attnlab", page_icon=":material/center_focus_strong:", layout="wide")
+    preload.charts()  # before anything that may wait for torch
+    from attnlab.ui.app import registry as pages
+    from attnlab.ui.app.shell import about, settings, share_link
+
+    settings()
+    page = pages.navigation()
+    about()
+    page.run()
+    share_link()
+
+
+@asynccontextmanager
+async def warm_in_background(_app: Any) -> AsyncIterator[None]:
+    """Warm the first page's imports beside the server (`attnlab.ui.app.warmup`)."""
+    from attnlab.ui.app import warmup
+
+    warmup.start()
+    yield

@@ -1,0 +1,145 @@
+"""attnlab as a library: importing it changes no Plotly global, it needs no Streamlit, and its command dispatches."""
+
+from __future__ import annotations
+
+import json
+import pkgutil
+import subprocess
+import sys
+
+import pytest
+
+import attnlab
+from attnlab import cli
+from attnlab.testing import ROOT
+
+MODULES = sorted(m.name for m in pkgutil.walk_packages(attnlab.__path__, "attnlab.") if not m.name.endswith("__main__"))
+APP_ONLY = ("streamlit", "pandas", "tokenizers", "transformers", "sentence_transformers")
+BLOCK = f"""
+import importlib.abc, sys
+class Block(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in {APP_ONLY!r}:
+            raise ImportError(f"{{name}} is not installed with the library alone")
+sys.meta_path.insert(0, Block())
+"""
+
+
+def python(code: str) -> str:
+    """Run code in a fresh interpreter from the repository's root; its stdout."""
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout
+
+
+STREAMLIT_LAYER = ("attnlab.ui", "attnlab.testing")  # the app's modules: they need Streamlit
+LIBRARY = [name for name in MODULES if not name.startswith(STREAMLIT_LAYER)]
+GLOBALS = "(pio.templates.default, sorted(pio.templates), pio.renderers.default)"
+
+
+def test_importing_every_library_module_changes_no_plotly_global():
+    """A notebook's own charts keep their look: no default template, no registered template, no renderer."""
+    code = BLOCK + (
+        "import importlib, json, plotly.io as pio\n"
+        f"before = {GLOBALS}\n"
+        f"for name in {LIBRARY!r}: importlib.import_module(name)\n"
+        f"print(json.dumps([before, {GLOBALS}]))\n"
+    )
+    before, after = json.loads(python(code).splitlines()[-1])
+    assert {"attnlab.figures.prebuilt", "attnlab.attnfile", "attnlab.trained", "attnlab.cli"} <= set(LIBRARY)
+    assert after == before and before[0] == "plotly"
+
+
+def test_the_app_modules_add_nothing_to_what_streamlit_itself_sets():
+    """Streamlit makes its own template Plotly's default when its chart element loads; attnlab's layer adds nothing."""
+    code = (
+        "import importlib, json, plotly.io as pio\n"
+        "import streamlit.elements.plotly_chart\n"
+        f"before = {GLOBALS}\n"
+        f"for name in {MODULES!r}: importlib.import_module(name)\n"
+        f"print(json.dumps([before, {GLOBALS}]))\n"
+    )
+    before, after = json.loads(python(code).splitlines()[-1])
+    assert after == before
+
+
+def test_figures_look_the_same_whatever_plotlys_default_is():
+    """The app's look travels with each figure, so no import order (nor a user's own default) changes a chart."""
+    code = (
+        "import json, sys, plotly.io as pio\n"
+        "if sys.argv[1] != 'plotly': pio.templates.default = sys.argv[1]\n"
+        "from attnlab.figures.lessons import weights_bar\n"
+        "from attnlab.figures.matrix import head_columns_figure\n"
+        "from attnlab.figures import model_view\n"
+        "from attnlab.attnfile import from_attentions\n"
+        "import torch\n"
+        "a = (torch.full((1, 2, 3, 3), 1 / 3),)\n"
+        "figs = [weights_bar(['a', 'b'], [0.25, 0.75], 't'), head_columns_figure(4, 2, ['h1', 'h2']),\n"
+        "        model_view(a, ['x', 'y', 'z'])]\n"
+        "print(json.dumps([f.to_plotly_json()['layout'] for f in figs], sort_keys=True, default=str))\n"
+    )
+    runs = [
+        subprocess.run([sys.executable, "-c", code, default], cwd=ROOT, capture_output=True, text=True, timeout=300)
+        for default in ("plotly", "plotly_dark", "none")
+    ]
+    assert all(r.returncode == 0 for r in runs), [r.stderr[-2000:] for r in runs]
+    layouts = [r.stdout.splitlines()[-1] for r in runs]
+    assert layouts[0] == layouts[1] == layouts[2]
+    assert json.loads(layouts[0])[0]["template"]["layout"]["paper_bgcolor"] == "rgba(0,0,0,0)"
+
+
+def test_the_library_imports_and_draws_without_streamlit_or_pandas():
+    code = BLOCK + (
+        "import torch\n"
+        "from attnlab import attnfile, trained\n"
+        "from attnlab.figures import head_view, model_view, query_key_map\n"
+        "import attnlab.bench, attnlab.cli, attnlab.attention, attnlab.multihead, attnlab.train\n"
+        "decoder = trained.load('induction-2l')\n"
+        "part = attnfile.from_decoder(decoder, decoder.vocab[:6] * 2)\n"
+        "run = decoder.run(decoder.vocab[:6] * 2)\n"
+        "figs = [model_view(part), head_view(part, layer=1, head=0, query=8), query_key_map(part, 1, 0, query=8),\n"
+        "        head_view(tuple(torch.as_tensor(run.attentions)[:, None]), list(run.tokens))]\n"
+        "print(len(figs), 'streamlit' in sys.modules, 'pandas' in sys.modules)\n"
+    )
+    assert python(code).split()[-3:] == ["4", "False", "False"]
+
+
+def test_the_command_dispatches_and_passes_arguments_through(monkeypatch, capsys):
+    seen: dict[str, object] = {}
+    monkeypatch.setattr("attnlab.bench.__main__.main", lambda argv: seen.setdefault("bench", argv) and 0)
+    monkeypatch.setattr("attnlab.train.main", lambda argv: seen.setdefault("train", argv))
+    monkeypatch.setattr(cli.subprocess, "call", lambda command: seen.setdefault("app", command) and 0)
+    assert cli.main(["bench", "--device", "cpu", "--seq-lens", "8"]) == 0
+    assert cli.main(["train", "induction-1l", "--out", "runs"]) == 0
+    assert cli.main(["app", "--server.port", "8502"]) == 0
+    assert seen["bench"] == ["--device", "cpu", "--seq-lens", "8"]
+    assert seen["train"] == ["induction-1l", "--out", "runs"]
+    assert seen["app"] == [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.port", "8502"]
+    assert cli.main([]) == 2 and cli.main(["serve"]) == 2 and "attnlab app" in capsys.readouterr().err
+
+
+def test_attnlab_app_without_streamlit_says_what_to_install(monkeypatch, capsys):
+    monkeypatch.setattr(cli.importlib.util, "find_spec", lambda name: None)
+    assert cli.main(["app"]) == 1
+    assert "pip install 'attnlab[app]'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", ["bench", "train"])
+def test_the_commands_help_is_the_modules_own(command):
+    out = subprocess.run(
+        [sys.executable, "-m", "attnlab.cli", command, "--help"], cwd=ROOT, capture_output=True, text=True, timeout=300
+    )
+    assert out.returncode == 0 and ("--seq-lens" in out.stdout if command == "bench" else "--steps" in out.stdout)
+
+
+def test_the_app_files_are_the_clones_else_those_a_wheel_installed(monkeypatch, tmp_path):
+    from attnlab import appfiles
+
+    assert appfiles.entry() == ROOT / "app.py" and appfiles.views() == ROOT / "views"
+    installed = tmp_path / "prefix" / "share" / "attnlab"
+    (installed / "views").mkdir(parents=True)
+    (installed / "app.py").write_text("", encoding="utf-8")
+    (installed / "views" / "playground.py").write_text("", encoding="utf-8")
+    monkeypatch.setattr(appfiles, "CLONE", tmp_path / "site-packages")  # a wheel: nothing beside the package
+    monkeypatch.setattr(appfiles.sys, "prefix", str(tmp_path / "prefix"))
+    assert appfiles.entry() == installed / "app.py" and appfiles.views() == installed / "views"
