@@ -37,17 +37,45 @@ LIBRARY = [name for name in MODULES if not name.startswith(STREAMLIT_LAYER)]
 GLOBALS = "(pio.templates.default, sorted(pio.templates), pio.renderers.default)"
 
 
-def test_importing_every_library_module_changes_no_plotly_global():
-    """A notebook's own charts keep their look: no default template, no registered template, no renderer."""
+FIGURES = """
+from attnlab.figures.lessons import weights_bar
+from attnlab.figures.matrix import head_columns_figure
+decoder = trained.load('induction-2l')
+part = attnfile.from_decoder(decoder, decoder.vocab[:6] * 2)
+run = decoder.run(decoder.vocab[:6] * 2)
+figs = [model_view(part), head_view(part, layer=1, head=0, query=8), query_key_map(part, 1, 0, query=8),
+        head_view(tuple(torch.as_tensor(run.attentions)[:, None]), list(run.tokens)),
+        weights_bar(['a', 'b'], [0.25, 0.75], 't'), head_columns_figure(4, 2, ['h1', 'h2'])]
+layouts.append(json.dumps([f.to_plotly_json()['layout'] for f in figs], sort_keys=True, default=str))
+"""
+
+
+@pytest.fixture(scope="module")
+def library() -> dict:
+    """One fresh interpreter with the app's packages blocked: every library module imported, then figures drawn
+    under Plotly's own default and under two a user might set."""
     code = BLOCK + (
-        "import importlib, json, plotly.io as pio\n"
+        "import importlib, json, torch, plotly.io as pio\n"
         f"before = {GLOBALS}\n"
         f"for name in {LIBRARY!r}: importlib.import_module(name)\n"
-        f"print(json.dumps([before, {GLOBALS}]))\n"
+        f"after = {GLOBALS}\n"
+        "from attnlab import attnfile, trained\n"
+        "from attnlab.figures import head_view, model_view, query_key_map\n"
+        "layouts = []\n"
+        f"exec({FIGURES!r})\n"
+        "for default in ('plotly_dark', 'none'):\n"
+        "    pio.templates.default = default\n"
+        f"    exec({FIGURES!r})\n"
+        "app = sorted(m for m in sys.modules if m.split('.')[0] in {'streamlit', 'pandas'})\n"
+        "print(json.dumps(dict(before=before, after=after, layouts=layouts, figures=len(figs), app=app)))\n"
     )
-    before, after = json.loads(python(code).splitlines()[-1])
+    return json.loads(python(code).splitlines()[-1])
+
+
+def test_importing_every_library_module_changes_no_plotly_global(library):
+    """A notebook's own charts keep their look: no default template, no registered template, no renderer."""
     assert {"attnlab.figures.prebuilt", "attnlab.attnfile", "attnlab.trained", "attnlab.cli"} <= set(LIBRARY)
-    assert after == before and before[0] == "plotly"
+    assert library["after"] == library["before"] and library["before"][0] == "plotly"
 
 
 def test_the_app_modules_add_nothing_to_what_streamlit_itself_sets():
@@ -63,45 +91,15 @@ def test_the_app_modules_add_nothing_to_what_streamlit_itself_sets():
     assert after == before
 
 
-def test_figures_look_the_same_whatever_plotlys_default_is():
+def test_figures_look_the_same_whatever_plotlys_default_is(library):
     """The app's look travels with each figure, so no import order (nor a user's own default) changes a chart."""
-    code = (
-        "import json, sys, plotly.io as pio\n"
-        "if sys.argv[1] != 'plotly': pio.templates.default = sys.argv[1]\n"
-        "from attnlab.figures.lessons import weights_bar\n"
-        "from attnlab.figures.matrix import head_columns_figure\n"
-        "from attnlab.figures import model_view\n"
-        "from attnlab.attnfile import from_attentions\n"
-        "import torch\n"
-        "a = (torch.full((1, 2, 3, 3), 1 / 3),)\n"
-        "figs = [weights_bar(['a', 'b'], [0.25, 0.75], 't'), head_columns_figure(4, 2, ['h1', 'h2']),\n"
-        "        model_view(a, ['x', 'y', 'z'])]\n"
-        "print(json.dumps([f.to_plotly_json()['layout'] for f in figs], sort_keys=True, default=str))\n"
-    )
-    runs = [
-        subprocess.run([sys.executable, "-c", code, default], cwd=ROOT, capture_output=True, text=True, timeout=300)
-        for default in ("plotly", "plotly_dark", "none")
-    ]
-    assert all(r.returncode == 0 for r in runs), [r.stderr[-2000:] for r in runs]
-    layouts = [r.stdout.splitlines()[-1] for r in runs]
-    assert layouts[0] == layouts[1] == layouts[2]
-    assert json.loads(layouts[0])[0]["template"]["layout"]["paper_bgcolor"] == "rgba(0,0,0,0)"
+    plain, dark, none = library["layouts"]
+    assert plain == dark == none
+    assert json.loads(plain)[4]["template"]["layout"]["paper_bgcolor"] == "rgba(0,0,0,0)"
 
 
-def test_the_library_imports_and_draws_without_streamlit_or_pandas():
-    code = BLOCK + (
-        "import torch\n"
-        "from attnlab import attnfile, trained\n"
-        "from attnlab.figures import head_view, model_view, query_key_map\n"
-        "import attnlab.bench, attnlab.cli, attnlab.attention, attnlab.multihead, attnlab.train\n"
-        "decoder = trained.load('induction-2l')\n"
-        "part = attnfile.from_decoder(decoder, decoder.vocab[:6] * 2)\n"
-        "run = decoder.run(decoder.vocab[:6] * 2)\n"
-        "figs = [model_view(part), head_view(part, layer=1, head=0, query=8), query_key_map(part, 1, 0, query=8),\n"
-        "        head_view(tuple(torch.as_tensor(run.attentions)[:, None]), list(run.tokens))]\n"
-        "print(len(figs), 'streamlit' in sys.modules, 'pandas' in sys.modules)\n"
-    )
-    assert python(code).split()[-3:] == ["4", "False", "False"]
+def test_the_library_imports_and_draws_without_streamlit_or_pandas(library):
+    assert library["figures"] == 6 and library["app"] == []
 
 
 def test_the_command_dispatches_and_passes_arguments_through(monkeypatch, capsys):
@@ -125,11 +123,11 @@ def test_attnlab_app_without_streamlit_says_what_to_install(monkeypatch, capsys)
 
 
 @pytest.mark.parametrize("command", ["bench", "train"])
-def test_the_commands_help_is_the_modules_own(command):
-    out = subprocess.run(
-        [sys.executable, "-m", "attnlab.cli", command, "--help"], cwd=ROOT, capture_output=True, text=True, timeout=300
-    )
-    assert out.returncode == 0 and ("--seq-lens" in out.stdout if command == "bench" else "--steps" in out.stdout)
+def test_the_commands_help_is_the_modules_own(command, capsys):
+    with pytest.raises(SystemExit) as done:
+        cli.main([command, "--help"])
+    out = capsys.readouterr().out
+    assert done.value.code == 0 and ("--seq-lens" in out if command == "bench" else "--steps" in out)
 
 
 def test_the_app_files_are_the_clones_else_those_a_wheel_installed(monkeypatch, tmp_path):
