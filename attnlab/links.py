@@ -1,0 +1,222 @@
+"""What each page reads from its link: every page's URL parameters, and a query string parsed without Streamlit.
+
+The pages bind these same Params to their widgets (`attnlab.ui.app.state.PageState`), and the notebook writer
+(`attnlab.notebook`) parses a query with them, so a link means the same on the page and in a notebook, and a
+value that cannot be honoured falls back to the same value in both. Pure Python: torch and numpy only through
+the core modules whose defaults the parameters take.
+"""
+
+from __future__ import annotations
+
+import urllib.parse
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from attnlab.anatomy.cross import CrossConfig
+from attnlab.attnexamples import EXAMPLES
+from attnlab.classroom.whatif import CHANGES
+from attnlab.lessons import dictionary, masking, positions
+from attnlab.lessons.parse import dump_vector
+from attnlab.limits import (
+    MAX_ATTN_HEADS,
+    MAX_ATTN_TOKENS,
+    MAX_COST_T,
+    MAX_D_MODEL,
+    MAX_DECODER_SEQ_CHARS,
+    MAX_DICTIONARY_VALUE,
+    MAX_MULTIHEAD_FULL_D,
+    MAX_SCALING_DK,
+    MAX_SEED,
+    MAX_STEP,
+    MAX_TILED_TOKENS,
+    MAX_TOKENS,
+    MIN_COST_T,
+    MIN_D_MODEL,
+)
+from attnlab.params import (
+    Invalid,
+    Param,
+    bool_param,
+    choice_param,
+    float_param,
+    int_param,
+    text_param,
+)
+from attnlab.pipeline import LabConfig
+from attnlab.pretrained.encoder import MAX_TOKENS as MINILM_TOKENS
+from attnlab.stages import N_STEPS
+
+LANGS = ("en", "zh")
+PALETTE_NAMES = ("default", "cb")  # attnlab.figures.palette.PALETTES' names (a test keeps the two equal)
+LAB_DEFAULT = LabConfig()
+INITS = ("random", "identity", "zeros")
+CROSS_DEFAULT = CrossConfig()
+DECODER_MODELS = {"2l": "induction-2l", "1l": "induction-1l"}  # the URL's short name -> the shipped recipe
+LAST = -1  # the decoder's `step=-1`: the last checkpoint
+DECODER_SEQ = "k 3 x m q 7 k 3 x m q 7 k 3 x m q 7"
+REAL_VIEWS = ("model", "head", "stages", "finder", "rollout", "similarity", "qk")
+SOURCE_VIEWS = ("model", "head", "qk", "finder", "rollout")  # every view of an attention source
+ATTN_SOURCES = (*EXAMPLES, "upload")
+NEURON_PRESETS = ("lab", "thinking")
+
+
+def parse_pad(raw: str) -> list[int]:
+    """Padded source positions from the URL: comma-separated whole numbers below the token cap."""
+    try:
+        items = [int(s) for s in str(raw).replace(" ", "").split(",") if s]
+    except ValueError:
+        items = None
+    if items is None or any(not 0 <= j < MAX_TOKENS for j in items):
+        raise Invalid("not_positions", list(CROSS_DEFAULT.pad), hi=MAX_TOKENS - 1)
+    return sorted(set(items))
+
+
+def _dictionary_params() -> tuple[Param, ...]:
+    keys = dictionary.KEYS
+    return (
+        text_param("word", "apple", 40),
+        *(
+            float_param(f"v_{k}", v, -MAX_DICTIONARY_VALUE, MAX_DICTIONARY_VALUE)
+            for k, v in zip(keys, dictionary.VALUES, strict=True)
+        ),
+        *(float_param(f"w_{k}", w, 0.0, 1.0) for k, w in zip(keys, dictionary.FRUIT_WEIGHTS, strict=True)),
+        text_param("q", dump_vector(list(dictionary.QUERY_VECTOR)), 200),
+        *(text_param(f"k_{k}", dump_vector(list(v)), 200) for k, v in zip(keys, dictionary.KEY_VECTORS, strict=True)),
+        float_param("temp", 1.0, 0.0, 3.0),
+    )
+
+
+PARAMS: dict[str, tuple[Param, ...]] = {  # scope -> its parameters (the scope prefixes its session-state keys)
+    "app": (choice_param("lang", "en", LANGS), choice_param("palette", PALETTE_NAMES[0], PALETTE_NAMES)),
+    "lab": (
+        text_param("text", LAB_DEFAULT.text),
+        int_param("d_model", LAB_DEFAULT.d_model, MIN_D_MODEL, MAX_D_MODEL),
+        int_param("heads", LAB_DEFAULT.heads, 1, MAX_D_MODEL),
+        bool_param("causal", LAB_DEFAULT.causal),
+        int_param("seed", LAB_DEFAULT.seed, 0, MAX_SEED),
+        choice_param("init", LAB_DEFAULT.init, INITS),
+        bool_param("pe", LAB_DEFAULT.positions),
+        int_param("head", 0, 1 - MAX_D_MODEL, MAX_D_MODEL),  # 0 or -g: a group of heads side by side; h: head h
+    ),
+    "whatif": (choice_param("compare", "none", ("none", *CHANGES)),),
+    "present": (int_param("step", 1, 1, N_STEPS), bool_param("quiz", True)),
+    "mh": (
+        text_param("p", "0", 20),
+        int_param("dseed", 0, 0, MAX_SEED),
+        int_param("cmp", 1, 1, MAX_D_MODEL),
+        int_param("full_d", 512, 1, MAX_MULTIHEAD_FULL_D),
+        int_param("full_h", 8, 1, MAX_MULTIHEAD_FULL_D),
+    ),
+    "neuron": (
+        int_param("q", 0, 0, MAX_TOKENS - 1),
+        int_param("h", 1, 1, MAX_D_MODEL),
+        choice_param("preset", "lab", NEURON_PRESETS),
+        int_param("tq", 0, 0, 1),
+    ),
+    "cross": (
+        text_param("src", CROSS_DEFAULT.source),
+        text_param("tgt", CROSS_DEFAULT.target),
+        bool_param("causal", CROSS_DEFAULT.causal),
+        Param("pad", list(CROSS_DEFAULT.pad), parse_pad, lambda pad: ",".join(str(j) for j in pad)),
+        int_param("d_model", CROSS_DEFAULT.d_model, MIN_D_MODEL, MAX_D_MODEL),
+        int_param("heads", CROSS_DEFAULT.heads, 1, MAX_D_MODEL),
+        int_param("seed", CROSS_DEFAULT.seed, 0, MAX_SEED),
+        int_param("head", 0, 1 - MAX_D_MODEL, MAX_D_MODEL),
+    ),
+    "real": (
+        text_param("text", "The animal didn't cross the street because it was too tired."),
+        int_param("layer", 1, 1, MAX_ATTN_HEADS),  # bounded by the model's own shape once it is loaded
+        int_param("head", 1, 1, MAX_ATTN_HEADS),
+        choice_param("view", "model", REAL_VIEWS),
+        int_param("q", 0, 0, MINILM_TOKENS),  # 0: every query; k: the k-th token's row
+        text_param("text_b", "The tired animal stayed on this side of the road."),
+    ),
+    "decoder": (
+        choice_param("model", "2l", tuple(DECODER_MODELS)),
+        int_param("step", LAST, LAST, MAX_STEP),
+        text_param("seq", DECODER_SEQ, MAX_DECODER_SEQ_CHARS),
+    ),
+    "attnfile": (
+        choice_param("source", ATTN_SOURCES[0], ATTN_SOURCES),
+        text_param("text", EXAMPLES[ATTN_SOURCES[0]].text),
+        choice_param("view", "model", SOURCE_VIEWS),
+        int_param("layer", 1, 1, MAX_ATTN_HEADS),  # layers x heads is capped, so each alone too
+        int_param("head", 1, 1, MAX_ATTN_HEADS),
+        int_param("q", 0, 0, MAX_ATTN_TOKENS),  # 0: every query; i: the i-th query token
+        int_param("k", 0, 0, MAX_ATTN_TOKENS),  # 0: no key followed; j: who looks at the j-th key
+    ),
+    "ldict": _dictionary_params(),
+    "lscale": (
+        int_param("dk", 64, 1, MAX_SCALING_DK),
+        int_param("keys", 8, 2, 64),
+        bool_param("scaled", True),
+        int_param("seed", 0, 0, MAX_SEED),
+    ),
+    "lpos": (
+        text_param("text", "the dog chased a cat", 500),
+        int_param("d_model", 8, 2, 64),
+        int_param("seed", 0, 0, MAX_SEED),
+        choice_param("perm", "reverse", positions.PERMUTATIONS),
+        bool_param("pe", False),
+        int_param("n_pos", 50, 1, 256),
+        int_param("pe_d", 64, 2, 128),
+    ),
+    "lmask": (
+        text_param("text", "<BOS> I like you <EOS>", 500),
+        choice_param("blank", "last", masking.BLANK_ROWS),
+        choice_param("dtype", "float16", tuple(masking.DTYPES)),
+        choice_param("fill", "-1e9", masking.FILLS),
+    ),
+    "lcost": (
+        int_param("t_min", 128, MIN_COST_T, MAX_COST_T),
+        int_param("t_max", 2048, MIN_COST_T, MAX_COST_T),
+        int_param("d", 64, 8, 128),
+        int_param("rec", 0, 0, 999),
+        int_param("rnn_t", 512, 2, 100_000),
+        int_param("rnn_d", 512, 2, 4096),
+    ),
+    "tiled": (
+        int_param("T", 6, 1, MAX_TILED_TOKENS),
+        int_param("d", 4, 1, 8),
+        int_param("bq", 3, 1, MAX_TILED_TOKENS),
+        int_param("bk", 2, 1, MAX_TILED_TOKENS),
+        bool_param("causal", False),
+        int_param("seed", 0, 0, 999_999),
+        int_param("step", 1, 1, 999_999),  # past the last step: clamped by the page, and said
+    ),
+}
+
+
+@dataclass(frozen=True)
+class Replaced:
+    """A link's value that could not be honoured: what it said and what is used instead (outside text kept raw)."""
+
+    name: str
+    raw: str
+    used: str
+    reason: str
+
+
+def split_query(query: str) -> dict[str, str]:
+    """A URL query string ("text=I+like+you&heads=2", with or without "?") as {name: last value}."""
+    return dict(urllib.parse.parse_qsl(query.lstrip("?"), keep_blank_values=True))
+
+
+def read(scopes: Sequence[str], query: dict[str, str]) -> tuple[dict[str, dict[str, Any]], list[Replaced]]:
+    """Each scope's values for a parsed query, as its page reads them: a bad value falls back the same way."""
+    values: dict[str, dict[str, Any]] = {}
+    replaced: list[Replaced] = []
+    for scope in scopes:
+        values[scope] = {}
+        for param in PARAMS[scope]:
+            raw = query.get(param.name)
+            value = param.default
+            if raw is not None:
+                try:
+                    value = param.parse(raw)
+                except Invalid as bad:
+                    value = bad.used
+                    replaced.append(Replaced(param.name, raw, param.dump(bad.used), bad.reason))
+            values[scope][param.name] = value
+    return values, replaced
