@@ -88,7 +88,10 @@ def _dictionary_params() -> tuple[Param, ...]:
 
 
 PARAMS: dict[str, tuple[Param, ...]] = {  # scope -> its parameters (the scope prefixes its session-state keys)
-    "app": (choice_param("lang", "en", LANGS), choice_param("palette", PALETTE_NAMES[0], PALETTE_NAMES)),
+    "app": (  # ui.app.state.APP's (kept there so the sidebar draws before torch is imported; a test keeps them equal)
+        choice_param("lang", "en", LANGS),
+        choice_param("palette", PALETTE_NAMES[0], PALETTE_NAMES),
+    ),
     "lab": (
         text_param("text", LAB_DEFAULT.text),
         int_param("d_model", LAB_DEFAULT.d_model, MIN_D_MODEL, MAX_D_MODEL),

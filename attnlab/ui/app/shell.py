@@ -1,4 +1,4 @@
-"""What every page shares: the language switch (synced with `?lang=`), the share box and the about box."""
+"""What every page shares: the language switch (synced with `?lang=`), the share box, the notebook and the about box."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import streamlit as st
 
 from attnlab.figures import palette
 from attnlab.figures.palette import PALETTES
+from attnlab.ui.app import registry
 from attnlab.ui.app.i18n import LANG_NAMES, t
 from attnlab.ui.app.state import APP
 from attnlab.ui.app.widgets import segmented
@@ -31,6 +32,32 @@ def share_link() -> None:
     if box.open:  # drawn only when opened: the code box's highlighter is a large script every first visit would load
         box.code(f"{base}?{query}", language=None, wrap_lines=True)
         box.caption(t("common.share_help"))
+
+
+def notebook_download() -> None:
+    """This view as a Jupyter notebook that rebuilds the page's figures through the library, on pages with figures.
+
+    The notebook is written on click, in its own thread, from the page and link captured now; `on_click="ignore"`
+    keeps the rerun a click would start from replacing the file the browser is fetching.
+    """
+    from attnlab import notebook  # after the page ran: torch is loaded by then
+
+    page = registry.current()
+    try:
+        notebook.recipe_of(page)
+    except ValueError:
+        return  # a page without figures (the lessons overview, the benchmark's timings)
+    query = urllib.parse.urlencode(st.query_params.to_dict(), quote_via=urllib.parse.quote)
+    st.sidebar.download_button(
+        t("notebook.download"),
+        data=lambda: notebook.from_query(page, query),
+        file_name=f"attnlab-{page or 'playground'}.ipynb",
+        mime="application/x-ipynb+json",
+        icon=":material/code_blocks:",
+        help=t("notebook.download_help"),
+        key="app.notebook",
+        on_click="ignore",
+    )
 
 
 def about() -> None:

@@ -13,9 +13,9 @@ from typing import Any
 
 import streamlit as st
 
-from attnlab import links
-from attnlab.params import Invalid, Param, divisor_at_most, int_param
-from attnlab.ui.app.i18n import t
+from attnlab.figures.palette import DEFAULT, PALETTES
+from attnlab.params import Invalid, Param, choice_param, divisor_at_most, int_param
+from attnlab.ui.app.i18n import LANGS, t
 from attnlab.ui.app.text import code
 
 URL_PREVIEW_CHARS = 40  # how much of a rejected URL value a message quotes
@@ -169,7 +169,9 @@ class PageState:
             self.add_problem("common.url_heads_not_dividing", asked=asked, d_model=d_model, used=self[h_name])
 
 
-APP = PageState("app", links.PARAMS["app"])
+APP = PageState(  # the settings every page shares and every link carries (links.PARAMS["app"] reads the same)
+    "app", (choice_param("lang", "en", LANGS), choice_param("palette", DEFAULT.name, tuple(PALETTES)))
+)
 
 
 def save(*pages: PageState, extra: dict[str, str] | None = None) -> None:
