@@ -23,8 +23,8 @@ KERNEL = {"display_name": "Python 3", "language": "python", "name": "python3"}
 
 @functools.cache
 def words(lang: str) -> dict[str, str]:
-    """The notebook's sentences in one language (`attnlab/locales/<lang>/notebook.toml`), plus page titles."""
-    table = tomllib.loads((LOCALES / lang / "notebook.toml").read_text(encoding="utf-8"))
+    """The notebook's sentences in one language (`attnlab/locales/<lang>/takeout.toml`), plus page titles."""
+    table = tomllib.loads((LOCALES / lang / "takeout.toml").read_text(encoding="utf-8"))
     nav = tomllib.loads((LOCALES / lang / "nav.toml").read_text(encoding="utf-8"))
     stages = tomllib.loads((LOCALES / lang / "stages.toml").read_text(encoding="utf-8"))
     return {**{f"nav.{k}": v for k, v in nav.items()}, **{f"stages.{k}": v for k, v in stages.items()}, **table}

@@ -8,20 +8,22 @@ import streamlit as st
 
 from attnlab.figures import palette
 from attnlab.figures.palette import PALETTES
-from attnlab.ui.app import registry
+from attnlab.ui.app import registry, toolbar
 from attnlab.ui.app.i18n import LANG_NAMES, t
 from attnlab.ui.app.state import APP
 from attnlab.ui.app.widgets import segmented
 
 
 def settings() -> None:
-    """Take the app's own settings (language, palette) from the link once per session, then draw their switches."""
+    """Take the app's settings (language, palette) from the link once per session, draw their switches, and send
+    the script that gives every chart's toolbar its SVG button (`toolbar`)."""
     APP.load()
     segmented(APP, "lang", "Language · 语言", where=st.sidebar, labels=LANG_NAMES)
     labels = {name: t(f"common.palette_{name}") for name in PALETTES}
     segmented(APP, "palette", t("common.palette"), where=st.sidebar, labels=labels, help=t("common.palette_help"))
     palette.use(APP["palette"])
     APP.show_problems(where=st.sidebar)
+    toolbar.svg_buttons(t("takeout.png"), t("takeout.svg"))
 
 
 def share_link() -> None:
@@ -49,12 +51,12 @@ def notebook_download() -> None:
         return  # a page without figures (the lessons overview, the benchmark's timings)
     query = urllib.parse.urlencode(st.query_params.to_dict(), quote_via=urllib.parse.quote)
     st.sidebar.download_button(
-        t("notebook.download"),
+        t("takeout.download"),
         data=lambda: notebook.from_query(page, query),
         file_name=f"attnlab-{page or 'playground'}.ipynb",
         mime="application/x-ipynb+json",
         icon=":material/code_blocks:",
-        help=t("notebook.download_help"),
+        help=t("takeout.download_help"),
         key="app.notebook",
         on_click="ignore",
     )
