@@ -31,11 +31,17 @@ except ImportError:
 """
 
 
+def canonical(page: str) -> str:
+    """The page's URL path as the app serves it: "" for the Playground (the default page), else its path."""
+    name = page.strip("/")
+    return "" if name in ("", "playground") else name
+
+
 def recipe_of(page: str) -> Recipe:
     """The recipe of a page named by its URL path ("" is the Playground); ValueError naming the pages otherwise."""
     if not isinstance(page, str):
         raise ValueError(f"page must be a URL path (a string), got {type(page).__name__}")
-    name = page.strip("/") or "playground"
+    name = canonical(page) or "playground"
     if name not in RECIPES:
         raise ValueError(f"unknown page {page!r}: pages with figures are {', '.join(repr(p) for p in PAGES)}")
     return RECIPES[name]
@@ -58,7 +64,7 @@ def values_of(recipe: Recipe, query: str) -> tuple[dict[str, Any], list[links.Re
 def intro(recipe: Recipe, page: str, query: str, w: dict[str, str]) -> str:
     """The title, what this notebook is, and the link it was written from (as literal text)."""
     title = w[f"nav.{recipe.file}"]
-    link = f"/{page.strip('/')}?{query.lstrip('?')}" if query else f"/{page.strip('/')}"
+    link = f"/{canonical(page)}?{query.lstrip('?')}" if query else f"/{canonical(page)}"
     return f"# attnlab · {title}\n\n{w['intro']}\n\n{w['link']} {code_span(link, 400)}"
 
 
@@ -96,7 +102,7 @@ def from_query(page: str, query: str) -> str:
     for number, fig in enumerate(recipe.figures(v), start=1):
         cells.append(("markdown", caption(fig.key, w, number), None))
         cells.append(("code", fig.code, {"attnlab": {"figure": fig.key}}))
-    meta_page = page.strip("/")
+    meta_page = canonical(page)
     cells[0] = ("markdown", cells[0][1], {"attnlab": {"page": meta_page, "view": digest(meta_page, query)}})
     return notebook(cells, lang)
 

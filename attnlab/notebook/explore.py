@@ -239,7 +239,13 @@ def decoder_figures(v: dict[str, Any]) -> tuple[Figure, ...]:
         "curves_figure([r['step'] for r in log], [('first', [r['loss_first'] for r in log]), "
         "('repeat', [r['loss_repeat'] for r in log])], step, 'loss', 'step', 'nats')",
     )
-    return (*grids, curves)
+    scores = Figure(
+        "decoder_scores",
+        "heads = [(lay, h) for lay in range(decoder.n_layers) for h in range(decoder.n_heads)]\n"
+        "series = [(f'{lay + 1}.{h + 1}', [r['heads']['induction'][lay][h] for r in log]) for lay, h in heads]\n"
+        "curves_figure([r['step'] for r in log], series, step, 'induction score', 'step', 'score', (0, 1))",
+    )
+    return (*grids, curves, scores)
 
 
 LAB_SCOPES = ("lab", "whatif")
