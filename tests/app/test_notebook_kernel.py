@@ -1,14 +1,15 @@
 """The notebooks of four pages run top to bottom in a real Jupyter kernel and draw the numbers their pages draw.
 
 One kernel for all four (their cells run one notebook after the other, as a user would run them in turn), so
-the test pays for one kernel start. Plotly's renderer is set by `PLOTLY_RENDERER` in the kernel's environment
-(the notebooks set none): each figure comes back as its JSON, and its heatmaps are compared with the heatmaps
-AppTest's page sent for the same link, chart by chart.
+the test pays for one kernel start, and AppTest opens the pages while the kernel works. Plotly's renderer is
+set by `PLOTLY_RENDERER` in the kernel's environment (the notebooks set none): each figure comes back as its
+JSON, and its heatmaps are compared with the heatmaps AppTest's page sent for the same link, chart by chart.
 """
 
 from __future__ import annotations
 
 import json
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
@@ -54,9 +55,14 @@ def test_four_pages_notebooks_run_in_a_kernel_and_draw_the_pages_numbers(monkeyp
     notebooks = [nbformat.reads(from_query(path, query), as_version=4) for _, path, query in CASES]
     for nb in notebooks:
         nbformat.validate(nb)
-    drawn = run_in_one_kernel(notebooks)
-    for (view, _, query), figs in zip(CASES, drawn, strict=True):
-        at = open_page(view, **dict(pair.split("=") for pair in query.replace("+", " ").split("&")))
+    with ThreadPoolExecutor(1) as kernel:  # the kernel runs the notebooks while AppTest opens the pages here
+        running = kernel.submit(run_in_one_kernel, notebooks)
+        pages = [
+            open_page(view, **dict(p.split("=") for p in query.replace("+", " ").split("&")))
+            for view, _, query in CASES
+        ]
+        drawn = running.result()
+    for (view, _, _), at, figs in zip(CASES, pages, drawn, strict=True):
         assert_clean(at)
         on_page = [m for spec in figures(at) for m in heatmaps(spec)]
         in_notebook = [m for spec in figs for m in heatmaps(spec)]
