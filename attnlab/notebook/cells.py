@@ -21,7 +21,7 @@ NBFORMAT, NBFORMAT_MINOR = 4, 5
 KERNEL = {"display_name": "Python 3", "language": "python", "name": "python3"}
 
 
-@functools.cache
+@functools.lru_cache(maxsize=2)  # one entry per language (en, zh: a link's lang is checked before it gets here)
 def words(lang: str) -> dict[str, str]:
     """The notebook's sentences in one language (`attnlab/locales/<lang>/takeout.toml`), plus page titles."""
     table = tomllib.loads((LOCALES / lang / "takeout.toml").read_text(encoding="utf-8"))
