@@ -15,6 +15,7 @@ from typing import Any
 
 from attnlab.anatomy.cross import CrossConfig
 from attnlab.attnexamples import EXAMPLES
+from attnlab.bench import DTYPES, IMPLS
 from attnlab.classroom.whatif import CHANGES
 from attnlab.lessons import dictionary, masking, positions
 from attnlab.lessons.parse import dump_vector
@@ -41,6 +42,7 @@ from attnlab.params import (
     choice_param,
     float_param,
     int_param,
+    list_param,
     text_param,
 )
 from attnlab.pipeline import LabConfig
@@ -59,6 +61,9 @@ REAL_VIEWS = ("model", "head", "stages", "finder", "rollout", "similarity", "qk"
 SOURCE_VIEWS = ("model", "head", "qk", "finder", "rollout")  # every view of an attention source
 ATTN_SOURCES = (*EXAMPLES, "upload")
 NEURON_PRESETS = ("lab", "thinking")
+BENCH_IMPLS = ["explicit", "tiled", "sdpa", "sdpa-math", "sdpa-flash"]  # the Benchmark page's first sweep
+BENCH_SEQ = [64, 128, 256, 512]
+BENCH_SEQ_OPTIONS: tuple[int, ...] = tuple(2**i for i in range(4, 15))  # 16 .. 16384
 
 
 def parse_pad(raw: str) -> list[int]:
@@ -178,6 +183,15 @@ PARAMS: dict[str, tuple[Param, ...]] = {  # scope -> its parameters (the scope p
         int_param("rec", 0, 0, 999),
         int_param("rnn_t", 512, 2, 100_000),
         int_param("rnn_d", 512, 2, 4096),
+    ),
+    "bench": (  # the sweep's settings (which recorded file to show is the page's own: it depends on data/gpu/)
+        choice_param("dtype", "float32", tuple(DTYPES)),
+        int_param("heads", 4, 1, 64),
+        int_param("head_dim", 64, 1, 256),
+        int_param("batch", 1, 1, 16),
+        bool_param("causal", False),
+        list_param("impls", BENCH_IMPLS, IMPLS),
+        list_param("seq", BENCH_SEQ, BENCH_SEQ_OPTIONS),
     ),
     "tiled": (
         int_param("T", 6, 1, MAX_TILED_TOKENS),

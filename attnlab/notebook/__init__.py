@@ -6,8 +6,9 @@ the page's computation through the library and draws each figure with attnlab's 
 figure carries its template; nothing global is set but the palette the link names), with a sentence in the
 link's language above each. Choices the contract leaves open: `page` is the registry's URL path ("" and
 "playground" both name the Playground); an unknown page, or a query that is not a string, raises ValueError; a
-bad value in the query is replaced as on the page, never raised. The Benchmark page is not covered: its figures
-are timings of the server's own hardware (see README).
+bad value in the query is replaced as on the page, never raised. The Benchmark page's notebook runs the page's
+sweep where the notebook runs (timings are a machine's own; the recorded GPU files are the page's, not the
+library's).
 """
 
 from __future__ import annotations

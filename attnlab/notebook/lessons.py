@@ -1,4 +1,4 @@
-"""The notebook recipes of the lessons and the tiled page: each page's figures from its lesson module's numbers."""
+"""The notebook recipes of the lessons and the Performance pages: each page's figures from its core module's numbers."""
 
 from __future__ import annotations
 
@@ -119,6 +119,35 @@ qs = [f"q{{i}}" for i in range(T)]
     )
 
 
+def bench_setup(v: dict[str, Any]) -> str:
+    """The Benchmark page's sweep, run where the notebook runs (its timings are that machine's, as the page's are the
+    server's): the page's settings and timing budget, one CPU thread as the page uses without a GPU."""
+    return (
+        head(
+            v,
+            "import torch\n\nfrom attnlab.bench import BenchConfig, ResultRow, run_benchmark\n"
+            "from attnlab.figures.bench import memory_figure, time_figure",
+        )
+        + f"""
+config = BenchConfig(
+    device="auto",
+    dtypes=({lit(v["dtype"])},),
+    seq_lens=tuple(sorted({lit(list(v["seq"]))})),
+    heads={v["heads"]},
+    head_dim={v["head_dim"]},
+    batch={v["batch"]},
+    causal={v["causal"]},
+    impls=tuple({lit(list(v["impls"]))}),
+    threads=None if torch.cuda.is_available() else 1,
+    warmup=2, min_reps=5, max_reps=100, min_time_s=0.1, max_time_s=1.0,
+)
+doc = run_benchmark(config)
+rows = [ResultRow.from_dict(r) for r in doc["results"]]
+print(doc["env"]["device_name"], "torch", doc["env"]["torch"])
+"""
+    )
+
+
 LESSONS: dict[str, Recipe] = {
     "soft-dictionary": Recipe(
         "soft_dictionary",
@@ -168,6 +197,15 @@ LESSONS: dict[str, Recipe] = {
         ("lcost",),
         cost_setup,
         lambda v: (Figure("cost_rnn", "rnn_figure(max(rnn_t * 4, 64), rnn_t, names, rnn_d)"),),
+    ),
+    "benchmark": Recipe(
+        "benchmark",
+        ("bench",),
+        bench_setup,
+        lambda v: (
+            Figure("bench_time", "time_figure(rows, 'time', 'T', 'ms')"),
+            Figure("bench_memory", "memory_figure(rows, 'memory', 'T', 'bytes')"),
+        ),
     ),
     "tiled": Recipe(
         "tiled",

@@ -48,7 +48,7 @@ def notebook_download() -> None:
     try:
         notebook.recipe_of(page)
     except ValueError:
-        return  # a page without figures (the lessons overview, the benchmark's timings)
+        return  # a page without figures (the lessons overview)
     query = urllib.parse.urlencode(st.query_params.to_dict(), quote_via=urllib.parse.quote)
     st.sidebar.download_button(
         t("takeout.download"),
