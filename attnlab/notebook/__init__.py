@@ -17,8 +17,9 @@ from typing import Any
 
 from attnlab import links
 from attnlab.notebook.cells import code_span, digest, lit, notebook, words
-from attnlab.notebook.explore import EXPLORE, Recipe
+from attnlab.notebook.explore import EXPLORE
 from attnlab.notebook.lessons import LESSONS
+from attnlab.notebook.recipe import Recipe
 
 RECIPES: dict[str, Recipe] = {**EXPLORE, **LESSONS}
 PAGES: tuple[str, ...] = tuple(RECIPES)

@@ -1,43 +1,24 @@
-"""The notebook recipes of the Explore pages: the Playground family, cross-attention, MiniLM, decoders, files.
+"""The notebook recipes of the Explore pages: the Playground family, Cross-attention, the decoders, and the table.
 
-A recipe is data: which URL scopes its page reads, the setup cell (the page's computation for those values,
-through the library), and one figure cell per figure the page draws. Values reach the code only as literals
-(`lit`). `fix` applies the fall-backs a page makes once its values are read (heads that must divide d_model,
-a head that must exist), returning what it replaced, as the page says it.
+The Real model and Attention file recipes are in `sources` (the table here names them). A recipe is data: which
+URL scopes its page reads, the setup cell (the page's computation for those values, through the library), and
+one figure cell per figure the page draws. Values reach the code only as literals (`lit`). `fix` applies the
+fall-backs a page makes once its values are read (heads that must divide d_model, a head that must exist),
+returning what it replaced, as the page says it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from attnlab.limits import MAX_HEAD_PANELS, MAX_PANEL_CELLS, MAX_TOKENS
 from attnlab.links import DECODER_MODELS, Replaced
 from attnlab.notebook.cells import lit
+from attnlab.notebook.recipe import Figure, Recipe
+from attnlab.notebook.sources import attnfile_setup, real_setup, source_figures
 from attnlab.params import divisor_at_most
 from attnlab.stages import NAMES, step
 from attnlab.tokens import tokenize
-
-
-@dataclass(frozen=True)
-class Figure:
-    """One figure cell: its sentence (`notebook.<key>`, or `stages.<name>` for a stage) and the code that draws it."""
-
-    key: str
-    code: str
-    when: Callable[[dict[str, Any]], bool] = lambda v: True
-
-
-@dataclass(frozen=True)
-class Recipe:
-    """How one page's figures are rebuilt: its scopes, its setup cell, its figures, its late fall-backs."""
-
-    file: str  # the registry's file name: its title is nav.<file>
-    scopes: tuple[str, ...]
-    setup: Callable[[dict[str, Any]], str]
-    figures: Callable[[dict[str, Any]], tuple[Figure, ...]]
-    fix: Callable[[dict[str, Any]], list[Replaced]] = field(default=lambda v: [])
 
 
 def shown_heads(choice: int, n_heads: int, t_len: int) -> tuple[int, ...]:
@@ -78,7 +59,8 @@ palette.use({lit(v["palette"])})
 text, d_model, heads, causal, seed = {lit(v["text"])}, {v["d_model"]}, {v["heads"]}, {v["causal"]}, {v["seed"]}
 init, positions, shown = {lit(v["init"])}, {v["pe"]}, {lit(list(v["shown"]))}  # heads on screen, from 0
 edits, _ = decode_edits({lit(v["edits"])}, d_model)
-result = run_lab(LabConfig(text, d_model, heads, causal, seed, init, positions, tuple(sorted(edits.items()))))
+config = LabConfig(text, d_model, heads, causal, seed, init, positions, tuple(sorted(edits.items())))
+result = run_lab(config)
 tokens, d_k = result.tokens, d_model // heads
 one = shown[0] if len(shown) == 1 and heads > 1 else None
 
@@ -95,7 +77,47 @@ def stage_figure(name):
         return matrix_figure(part, tokens, dim_labels(d_model)[one * d_k : (one + 1) * d_k])
     breaks = [] if name == "x" else head_breaks(result)
     return matrix_figure(m, tokens, dim_labels(d_model), col_breaks=breaks)
+""" + (WHATIF.format(change=lit(v["compare"])) if v.get("compare", "none") != "none" else "")
+
+
+WHATIF = """
+
+from attnlab.classroom.whatif import Change, compare
+from attnlab.figures import grid_figure
+
+what = compare(config, Change({change}))  # the state, and the state with the page's "Compare with…" change
+pairs = {{pair.step.name: pair for pair in what.stages}}
+head_shown = one if one is not None else shown[0]  # a per-head stage shows one head
+
+
+def pair_figure(name):
+    \"\"\"One stage of both runs side by side.\"\"\"
+    pair = pairs[name]
+    both = [m[head_shown] if pair.step.per_head else m for m in (pair.base, pair.changed)]
+    cols = column_labels(pair.step, result)
+    return grid_figure(both, ["this run", "with the change"], tokens, cols, kind=pair.step.kind)
+
+
+def diff_figure(name):
+    \"\"\"Their difference (None when the change leaves this stage as it was: the page then draws none).\"\"\"
+    pair = pairs[name]
+    if pair.unchanged:
+        return None
+    diff = pair.diff[head_shown] if pair.step.per_head else pair.diff
+    breaks = head_breaks(result) if pair.step.head_blocks else []
+    return matrix_figure(diff, tokens, column_labels(pair.step, result), col_breaks=breaks)
 """
+
+
+def playground_figures(v: dict[str, Any]) -> tuple[Figure, ...]:
+    """Every stage; with a "Compare with…" change, each stage of both runs and their difference."""
+    if v.get("compare", "none") == "none":
+        return stage_figures(NAMES)
+    return tuple(
+        fig
+        for name in NAMES
+        for fig in (Figure(f"stages.{name}", f"pair_figure({name!r})"), Figure("whatif_diff", f"diff_figure({name!r})"))
+    )
 
 
 def stage_figures(names: tuple[str, ...]) -> tuple[Figure, ...]:
@@ -155,112 +177,6 @@ CROSS_FIGURES = (
 )
 
 
-HEAD_MAP = (
-    "matrix_figure(as_array(source.attentions[layer, head]), list(source.tokens), list(source.tokens_k),\n"
-    '              kind="prob", highlight_row=query)'
-)
-SOURCE_VIEWS = {  # the inspector's views (the `view` in the link): what each draws
-    "model": (("model", "model_view(source, picked=(layer, head))"),),
-    "head": (("head_map", HEAD_MAP), ("head_lines", "head_view(source, layer, head, query, key)")),
-    "qk": (("qk", "query_key_map(source, layer, head, query or 0, causal=source.causal)"),),
-    "finder": (
-        (
-            "finder",
-            "grid = head_scores(source.attentions, source.tokens).values.numpy()[PATTERNS.index('previous')]\n"
-            "matrix_figure(grid, [f'layer {i + 1}' for i in range(n_layers)], [str(h + 1) for h in range(n_heads)],\n"
-            '              kind="prob", text=True)',
-        ),
-    ),
-    "rollout": (
-        ("raw", 'matrix_figure(as_array(source.attentions[layer]).mean(axis=0), tokens, tokens, kind="prob")'),
-        ("rollout", 'matrix_figure(rollout(source.attentions).numpy()[layer], tokens, tokens, kind="prob")'),
-    ),
-}
-REAL_AFTER = ("attention_norm", "ffn_activation", "output")
-
-
-def real_stage(name: str) -> str:
-    """One stage of the chosen real head, as the page draws it (that head's slice where the stage is per head)."""
-    if name in ("x", "concat", "output"):
-        m = {"x": "steps.x", "concat": "att.concat", "output": "att.output"}[name]
-        return f"matrix_figure({m}.numpy(), tokens, dim_labels({m}.size(-1)))"
-    part = {"z": "output"}.get(name, name)
-    kind = ', kind="prob"' if name == "weights" else ""
-    cols = "tokens" if name in ("scores", "scaled", "masked", "weights") else "dim_labels(att.d_k)"
-    return f"matrix_figure(att.heads.{part}[head].numpy(), tokens, {cols}{kind})"
-
-
-def source_figures(prefix: str) -> Callable[[dict[str, Any]], tuple[Figure, ...]]:
-    """The figures of the view the link names, as the shared inspector (or the Real model page) draws them."""
-
-    def figures(v: dict[str, Any]) -> tuple[Figure, ...]:
-        if v["view"] == "stages":
-            stages = tuple(Figure(f"stages.{name}", real_stage(name)) for name in NAMES)
-            after = tuple(
-                Figure(
-                    f"real_after_{key}", f"matrix_figure(steps.{key}.numpy(), tokens, dim_labels(steps.{key}.size(-1)))"
-                )
-                for key in REAL_AFTER
-            )
-            return stages + after
-        if v["view"] == "similarity":
-            return (
-                Figure("real_similarity", "matrix_figure(both, ['A', 'B'], dim_labels(both.shape[1]), text=False)"),
-            )
-        return tuple(Figure(f"{prefix}_{key}", code) for key, code in SOURCE_VIEWS[v["view"]])
-
-    return figures
-
-
-SOURCE_PICKS = """n_layers, n_heads = source.attentions.shape[:2]
-layer, head = min({layer}, n_layers) - 1, min({head}, n_heads) - 1  # from 0; past the model's own: its last
-query = {q} - 1 if 0 < {q} <= len(source.tokens) else None  # the followed query row (None: every query)
-key = {k} - 1 if 0 < {k} <= len(source.tokens_k) else None
-tokens = list(source.tokens)
-"""
-
-
-def real_setup(v: dict[str, Any]) -> str:
-    return (
-        f"""import numpy as np
-
-from attnlab.figures import dim_labels, head_view, matrix_figure, model_view, palette, query_key_map
-from attnlab.figures.attnfile import as_array
-from attnlab.pretrained import PATTERNS, head_scores, load_minilm, rollout
-from attnlab.sources import from_encoder_run
-
-palette.use({lit(v["palette"])})
-encoder = load_minilm()
-run = encoder.run({lit(v["text"])})
-source = from_encoder_run(encoder, run)
-"""
-        + SOURCE_PICKS.format(layer=v["layer"], head=v["head"], q=v["q"], k=0)
-        + f"""steps = encoder.layer_steps(run, layer)  # the chosen layer, for a real head's stages
-att = steps.attention
-both = np.stack([run.embedding.numpy(), encoder.run({lit(v["text_b"])}).embedding.numpy()])  # (2, 384): A, B
-"""
-    )
-
-
-def attnfile_setup(v: dict[str, Any]) -> str:
-    head = f"""from attnlab import attnfile
-from attnlab.attnexamples import EXAMPLES
-from attnlab.figures import head_view, matrix_figure, model_view, palette, query_key_map
-from attnlab.figures.attnfile import as_array
-from attnlab.pretrained import PATTERNS, head_scores, rollout
-
-palette.use({lit(v["palette"])})
-"""
-    if v["source"] == "upload":
-        load = """FILE = "attention.safetensors"  # the file you uploaded on the page: put its path here
-with open(FILE, "rb") as f:
-    source = attnfile.load(FILE, f.read())
-"""
-    else:
-        load = f"source = EXAMPLES[{lit(v['source'])}].build({lit(v['text'])})\n"
-    return head + load + SOURCE_PICKS.format(layer=v["layer"], head=v["head"], q=v["q"], k=v["k"])
-
-
 def decoder_setup(v: dict[str, Any]) -> str:
     return f"""import numpy as np
 
@@ -303,9 +219,14 @@ def decoder_figures(v: dict[str, Any]) -> tuple[Figure, ...]:
     return (*grids, curves, scores)
 
 
+MULTIHEAD_QH = Figure(
+    "multihead_qh",
+    'matrices_figure([result.steps.heads.q[h].numpy() for h in shown], [f"Head {h + 1}" for h in shown], tokens, '
+    "dim_labels(d_k))",
+)
 LAB_SCOPES = ("lab", "whatif")
 EXPLORE: dict[str, Recipe] = {
-    "playground": Recipe("playground", LAB_SCOPES, lab_setup, lambda v: stage_figures(NAMES), fix_lab),
+    "playground": Recipe("playground", LAB_SCOPES, lab_setup, playground_figures, fix_lab),
     "present": Recipe(
         "present", (*LAB_SCOPES, "present"), lab_setup, lambda v: stage_figures((step(v["step"]).name,)), fix_lab
     ),
@@ -313,7 +234,7 @@ EXPLORE: dict[str, Recipe] = {
         "multihead",
         ("lab", "mh"),
         lambda v: lab_setup({**v, "shown": tuple(range(v["heads"]))}),
-        lambda v: stage_figures(("q", "weights", "z", "concat", "output")),
+        lambda v: (*stage_figures(("q",)), MULTIHEAD_QH, *stage_figures(("weights", "concat", "output"))),
         fix_lab,
     ),
     "neuron": Recipe("neuron", ("lab", "neuron"), neuron_setup, lambda v: NEURON_FIGURES, fix_lab),

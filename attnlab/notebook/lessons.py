@@ -6,7 +6,7 @@ from typing import Any
 
 from attnlab.lessons.dictionary import KEYS
 from attnlab.notebook.cells import lit
-from attnlab.notebook.explore import Figure, Recipe
+from attnlab.notebook.recipe import Figure, Recipe
 
 
 def head(v: dict[str, Any], imports: str) -> str:
