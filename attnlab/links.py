@@ -216,8 +216,17 @@ class Replaced:
 
 
 def split_query(query: str) -> dict[str, str]:
-    """A URL query string ("text=I+like+you&heads=2", with or without "?") as {name: last value}."""
-    return dict(urllib.parse.parse_qsl(query.lstrip("?"), keep_blank_values=True))
+    """A URL query string ("text=I+like+you&heads=2", with or without "?") as {name: last value}.
+
+    A piece with no "=" is not a parameter a page could have written: ValueError naming it. A value is never
+    refused here (the page's Param replaces a bad one); empty pieces ("a=1&&b=2") are skipped, as browsers do.
+    """
+    pieces = [piece for piece in query.lstrip("?").split("&") if piece]
+    for piece in pieces:
+        if "=" not in piece:
+            name = urllib.parse.unquote_plus(piece)[:40]
+            raise ValueError(f"malformed query: parameter {name!r} has no value (write {name}=...)")
+    return dict(urllib.parse.parse_qsl("&".join(pieces), keep_blank_values=True))
 
 
 def read(scopes: Sequence[str], query: dict[str, str]) -> tuple[dict[str, dict[str, Any]], list[Replaced]]:

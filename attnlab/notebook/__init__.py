@@ -5,10 +5,10 @@ what the page uses, and a markdown cell says so. The notebook then installs attn
 the page's computation through the library and draws each figure with attnlab's own figure functions (each
 figure carries its template; nothing global is set but the palette the link names), with a sentence in the
 link's language above each. Choices the contract leaves open: `page` is the registry's URL path ("" and
-"playground" both name the Playground); an unknown page, or a query that is not a string, raises ValueError; a
-bad value in the query is replaced as on the page, never raised. The Benchmark page's notebook runs the page's
-sweep where the notebook runs (timings are a machine's own; the recorded GPU files are the page's, not the
-library's).
+"playground" both name the Playground); an unknown page, a query that is not a string, or a query with a piece
+that is no `name=value` raises ValueError naming it; a bad value is replaced as on the page, never raised. The
+Benchmark page's notebook runs the page's sweep where the notebook runs (timings are a machine's own; the
+recorded GPU files are the page's, not the library's).
 """
 
 from __future__ import annotations

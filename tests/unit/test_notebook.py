@@ -74,6 +74,9 @@ def test_unknown_pages_and_queries_that_are_not_text_are_refused_by_name():
         from_query("", {"text": "x"})  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="page must be"):
         from_query(None, "")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="parameter 'heads' has no value"):
+        from_query("", "text=a+b&heads")
+    assert json.loads(from_query("", "?text=a+b&&heads=2&unknown=1"))  # empty pieces and unknown names: ignored
 
 
 def test_a_decoder_link_names_its_checkpoint_and_an_example_without_text_starts_from_the_examples_input():
