@@ -57,8 +57,10 @@ def values_of(recipe: Recipe, query: str) -> tuple[dict[str, Any], list[links.Re
     scoped, replaced = links.read(("app", *recipe.scopes), raw)
     v: dict[str, Any] = {name: value for scope in scoped.values() for name, value in scope.items()}
     v["edits"] = raw.get("edits", "")
-    if recipe.file == "attention_file" and "text" not in raw and v["source"] in links.EXAMPLES:
-        v["text"] = links.EXAMPLES[v["source"]].text  # a link naming an example but no text: that example's input
+    from attnlab.attnexamples import EXAMPLES  # the models' adapters, only for the page that opens them
+
+    if recipe.file == "attention_file" and "text" not in raw and v["source"] in EXAMPLES:
+        v["text"] = EXAMPLES[v["source"]].text  # a link naming an example but no text: that example's input
     replaced += recipe.fix(v)
     return v, replaced
 

@@ -10,6 +10,7 @@ import pytest
 from IPython.core.inputtransformer2 import TransformerManager
 
 from attnlab import links
+from attnlab.attnexamples import EXAMPLES
 from attnlab.notebook import PAGES, PLACEHOLDER, from_query
 from attnlab.notebook.cells import code_span, words
 from attnlab.ui.app.registry import PAGES as REGISTRY
@@ -83,7 +84,7 @@ def test_a_decoder_link_names_its_checkpoint_and_an_example_without_text_starts_
     setup = "".join(c.source for c in cells("decoder", "model=1l&step=333&seq=a+b") if c.cell_type == "code")
     assert "'induction-1l', 333" in setup and "'a b'.split()" in setup
     example = "".join(c.source for c in cells("attention-file", "source=decoder") if c.cell_type == "code")
-    assert f"EXAMPLES['decoder'].build({links.EXAMPLES['decoder'].text!r})" in example
+    assert f"EXAMPLES['decoder'].build({EXAMPLES['decoder'].text!r})" in example
 
 
 def test_the_links_app_settings_are_the_apps():
@@ -92,7 +93,7 @@ def test_the_links_app_settings_are_the_apps():
     from attnlab.ui.app.state import APP
 
     assert links.PALETTE_NAMES == tuple(PALETTES) and links.LANGS == LANGS
-    ours = [(p.name, p.default, p.options) for p in links.PARAMS["app"]]
+    ours = [(p.name, p.default, p.options) for p in links.params("app")]
     assert ours == [(p.name, p.default, p.options) for p in APP.params.values()]
 
 

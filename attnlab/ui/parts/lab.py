@@ -27,7 +27,7 @@ from attnlab.ui.parts.stages import head_options
 
 DEFAULT = LabConfig()
 INITS = links.INITS
-LAB = PageState("lab", links.PARAMS["lab"])
+LAB = PageState("lab", links.params("lab"))
 EDITS, VERSION, CELL_PROBLEMS = "lab.edits", "lab.edits_version", "lab.cell_problems"
 UPLOAD_PROBLEM = "lab.upload_problem"
 QUERY = "lab.query"  # the token chip picked on the Playground (its row is outlined; the Neuron view opens it)

@@ -21,10 +21,10 @@ from attnlab.ui.app.text import code
 from attnlab.ui.app.widgets import segmented
 from attnlab.ui.parts.inspector import VIEWS, applies
 
-SOURCES = links.ATTN_SOURCES
+SOURCES = links.attn_sources()
 FILES_KEPT = 4  # files a server keeps loaded (each at most the loader's cap of values)
 MAX_SHOWN = 128  # tokens listed in the summary line
-PAGE = PageState("attnfile", links.PARAMS["attnfile"])
+PAGE = PageState("attnfile", links.params("attnfile"))
 
 
 @st.cache_resource(show_spinner=False, max_entries=FILES_KEPT)

@@ -48,7 +48,7 @@ def page_state() -> tuple[PageState, Recorded]:
     page = PageState(
         "bench",
         (
-            *links.PARAMS["bench"],
+            *links.params("bench"),
             *recorded_params(rec),
         ),
     )

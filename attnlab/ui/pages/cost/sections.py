@@ -15,7 +15,7 @@ from attnlab.ui.app.text import code
 from attnlab.ui.app.widgets import chart, number, selectbox
 
 LO, HI = MIN_COST_T, MAX_COST_T
-PAGE = PageState("lcost", links.PARAMS["lcost"])
+PAGE = PageState("lcost", links.params("lcost"))
 AGAIN = "lcost._again"
 
 

@@ -17,10 +17,10 @@ from attnlab.ui.app.text import md_escape
 from attnlab.ui.app.widgets import chart, multiselect, shape_text, size_inputs, stage, text_input, toggle
 from attnlab.ui.parts.checks import check_table, head_name
 
-DEFAULT = links.CROSS_DEFAULT
+DEFAULT = CrossConfig()
 
 
-PAGE = PageState("cross", links.PARAMS["cross"])
+PAGE = PageState("cross", links.params("cross"))
 
 
 def controls() -> None:

@@ -29,7 +29,7 @@ from attnlab.ui.pages.decoder.numbers import (
 from attnlab.ui.parts.stages import STAGES, StageView, draw
 
 MODELS, LAST, DEFAULT_SEQ = links.DECODER_MODELS, links.LAST, links.DECODER_SEQ  # recipes, `step=-1`, first input
-DECODER = PageState("decoder", links.PARAMS["decoder"])
+DECODER = PageState("decoder", links.params("decoder"))
 SCORES = ("previous", "duplicate", "induction")  # the head scores log.json keeps per checkpoint
 
 

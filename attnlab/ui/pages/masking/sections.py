@@ -14,7 +14,7 @@ from attnlab.ui.app.text import code
 from attnlab.ui.app.widgets import chart, segmented, selectbox, text_input
 
 FILL_KEY = {"-inf": "neg_inf", "-1e9": "neg_1e9", "min": "min"}
-PAGE = PageState("lmask", links.PARAMS["lmask"])
+PAGE = PageState("lmask", links.params("lmask"))
 
 
 def fill_name(fill: str) -> str:

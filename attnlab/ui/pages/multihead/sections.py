@@ -23,7 +23,7 @@ from attnlab.ui.app.widgets import chart, number, selectbox, shape_text, stage, 
 from attnlab.ui.parts import lab
 from attnlab.ui.parts.checks import check_table, head_name
 
-PAGE = PageState("mh", links.PARAMS["mh"])
+PAGE = PageState("mh", links.params("mh"))
 
 
 def dropout_p() -> float:

@@ -17,7 +17,7 @@ from attnlab.ui.parts import lab
 from attnlab.ui.parts.checks import check_table, fmt_diff
 
 PRESETS = links.NEURON_PRESETS
-PAGE = PageState("neuron", links.PARAMS["neuron"])
+PAGE = PageState("neuron", links.params("neuron"))
 LAB_HEAD_SEEN = "_neuron.lab_head"
 
 

@@ -17,7 +17,7 @@ from attnlab.ui.app.state import PageState
 from attnlab.ui.app.widgets import chart, selectbox, stage
 from attnlab.ui.parts.stages import STAGES, StageView
 
-WHATIF = PageState("whatif", links.PARAMS["whatif"])
+WHATIF = PageState("whatif", links.params("whatif"))
 
 
 def picker() -> str:

@@ -14,7 +14,7 @@ from attnlab.ui.app.state import PageState
 from attnlab.ui.app.text import md_escape
 from attnlab.ui.app.widgets import chart, number, selectbox, text_input, toggle
 
-PAGE = PageState("lpos", links.PARAMS["lpos"])
+PAGE = PageState("lpos", links.params("lpos"))
 
 
 def sci(x: float) -> str:

@@ -27,7 +27,7 @@ from attnlab.ui.parts import lab
 from attnlab.ui.parts.pack import pack_downloads
 from attnlab.ui.parts.stages import STAGES, Stage, StageView
 
-PRESENT = PageState("present", links.PARAMS["present"])
+PRESENT = PageState("present", links.params("present"))
 VERDICTS = "present.verdicts"  # question uid -> Grade, or None when the answer was skipped
 SCORE = "present.score"
 PROJECTOR_CSS = """<style>

@@ -30,7 +30,7 @@ from attnlab.ui.parts.inspector import Shown, picked, pickers
 from attnlab.ui.parts.stages import STAGES, StageView, draw
 
 VIEWS = links.REAL_VIEWS
-REAL = PageState("real", links.PARAMS["real"])
+REAL = PageState("real", links.params("real"))
 RUNS_KEPT = 64  # sentences whose runs a server keeps (each run is about 7 x T x 384 floats plus 72 T x T maps)
 
 

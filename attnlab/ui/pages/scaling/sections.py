@@ -13,7 +13,7 @@ from attnlab.ui.app.widgets import chart, number, toggle
 
 N_VAR = 4000
 N_SAT = 300
-PAGE = PageState("lscale", links.PARAMS["lscale"])
+PAGE = PageState("lscale", links.params("lscale"))
 
 
 @st.cache_data(max_entries=32, show_spinner=False)

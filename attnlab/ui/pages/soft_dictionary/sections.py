@@ -14,7 +14,7 @@ from attnlab.ui.app.text import code
 from attnlab.ui.app.widgets import chart, number, slider, text_input
 
 KEYS = lesson.KEYS
-PAGE = PageState("ldict", links.PARAMS["ldict"])
+PAGE = PageState("ldict", links.params("ldict"))
 
 
 def f(x: float) -> str:

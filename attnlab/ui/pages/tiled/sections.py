@@ -14,7 +14,7 @@ from attnlab.ui.app.i18n import t
 from attnlab.ui.app.state import PageState
 from attnlab.ui.app.widgets import chart, number, slider, toggle
 
-PAGE = PageState("tiled", links.PARAMS["tiled"])
+PAGE = PageState("tiled", links.params("tiled"))
 
 
 def num(x: float) -> str:
