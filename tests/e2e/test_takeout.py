@@ -5,7 +5,11 @@ from __future__ import annotations
 import json
 import struct
 
+import pytest
+
 from tests.e2e.conftest import open_app
+
+pytestmark = pytest.mark.e2e  # the browser group: one server and one browser for every browser test
 
 CHART = '[data-testid="stPlotlyChart"]'
 
