@@ -195,6 +195,17 @@ tokens, log = list(run.tokens), list(decoder.log["checkpoints"])
 """
 
 
+def fix_decoder(v: dict[str, Any]) -> list[Replaced]:
+    """A step that is no checkpoint becomes the nearest one, as the page replaces it (and says so)."""
+    from attnlab import trained  # the shipped runs' checkpoints: read from their directory, no weights loaded
+
+    steps = list(trained.load(DECODER_MODELS[v["model"]]).steps)
+    if v["step"] == -1 or v["step"] in steps:
+        return []
+    used = min(steps, key=lambda s: (abs(s - v["step"]), s))
+    return [Replaced("step", str(v["step"]), str(used), "not_checkpoint")]
+
+
 def decoder_figures(v: dict[str, Any]) -> tuple[Figure, ...]:
     n_layers = 2 if v["model"] == "2l" else 1
     grids = tuple(
@@ -240,6 +251,6 @@ EXPLORE: dict[str, Recipe] = {
     "neuron": Recipe("neuron", ("lab", "neuron"), neuron_setup, lambda v: NEURON_FIGURES, fix_lab),
     "cross": Recipe("cross", ("cross",), cross_setup, lambda v: CROSS_FIGURES, fix_cross),
     "real-model": Recipe("real_model", ("real",), real_setup, source_figures("real")),
-    "decoder": Recipe("decoder", ("decoder",), decoder_setup, decoder_figures),
+    "decoder": Recipe("decoder", ("decoder",), decoder_setup, decoder_figures, fix_decoder),
     "attention-file": Recipe("attention_file", ("attnfile",), attnfile_setup, source_figures("file")),
 }

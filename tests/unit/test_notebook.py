@@ -81,8 +81,11 @@ def test_unknown_pages_and_queries_that_are_not_text_are_refused_by_name():
 
 
 def test_a_decoder_link_names_its_checkpoint_and_an_example_without_text_starts_from_the_examples_input():
-    setup = "".join(c.source for c in cells("decoder", "model=1l&step=333&seq=a+b") if c.cell_type == "code")
+    got = cells("decoder", "model=1l&step=333&seq=a+b")
+    setup = "".join(c.source for c in got if c.cell_type == "code")
     assert "'induction-1l', 333" in setup and "'a b'.split()" in setup
+    notes = [c.source for c in got if c.cell_type == "markdown" and words("en")["replaced_title"] in c.source]
+    assert len(notes) == 1 and code_span("step=333") in notes[0] and code_span("340") in notes[0]
     example = "".join(c.source for c in cells("attention-file", "source=decoder") if c.cell_type == "code")
     assert f"EXAMPLES['decoder'].build({EXAMPLES['decoder'].text!r})" in example
 
