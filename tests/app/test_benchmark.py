@@ -89,6 +89,7 @@ def test_a_tiny_run_draws_measured_numbers_and_survives_reruns(lang):
     assert [b.proto.label for b in at.get("download_button")] == [
         catalog(lang)["benchmark.download_csv"],
         catalog(lang)["benchmark.download_json"],
+        catalog(lang)["takeout.download"],  # the sidebar's notebook, on every page with figures
     ]
     # a widget change reruns the page but not the benchmark: the same measured rows stay on screen
     at.toggle(key="bench.causal").set_value(True).run()

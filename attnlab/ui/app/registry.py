@@ -63,6 +63,7 @@ PAGES: tuple[PageSpec, ...] = (
     PageSpec("tiled", "grid_view", "tiled", "performance"),
 )
 BY_FILE = {spec.file: spec for spec in PAGES}
+CURRENT = "app.page"  # session-state key: the URL path of the page this run shows
 COURSE: tuple[PageSpec, ...] = tuple(spec for spec in PAGES if spec.lesson)
 
 
@@ -78,11 +79,22 @@ def st_page(spec: PageSpec) -> st.Page:
 
 
 def navigation() -> st.Page:
-    """The router over every page, grouped by section in registry order, along the top of the app."""
+    """The router over every page, grouped by section in registry order, along the top of the app.
+
+    The page this run shows is kept under `CURRENT` (its URL path, "" for the Playground): chart file names and
+    the notebook download say which page they come from.
+    """
     sections: dict[str, list[st.Page]] = {}
     for spec in PAGES:
         sections.setdefault(t(f"nav.section_{spec.section}"), []).append(st_page(spec))
-    return st.navigation(sections, position="top")
+    page = st.navigation(sections, position="top")
+    st.session_state[CURRENT] = page.url_path
+    return page
+
+
+def current() -> str:
+    """The URL path of the page this run shows ("" for the Playground, the default page)."""
+    return st.session_state.get(CURRENT, "")
 
 
 def link(file: str, label: str, icon: str = "arrow_forward") -> None:

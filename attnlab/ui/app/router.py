@@ -16,19 +16,20 @@ import streamlit as st
 
 
 def route() -> None:
-    """One script run: page config, the chart library's preload, the app's settings, the page, the share link."""
+    """One script run: page config, the chart library's preload, the app's settings, the page, its link and notebook."""
     from attnlab.ui.app import preload
 
     st.set_page_config(page_title="attnlab", page_icon=":material/center_focus_strong:", layout="wide")
     preload.charts()  # before anything that may wait for torch
     from attnlab.ui.app import registry as pages
-    from attnlab.ui.app.shell import about, settings, share_link
+    from attnlab.ui.app.shell import about, notebook_download, settings, share_link
 
     settings()
     page = pages.navigation()
     about()
     page.run()
     share_link()
+    notebook_download()
 
 
 @asynccontextmanager

@@ -1,4 +1,4 @@
-"""What every page shares: the language (from `?lang=` or the browser), its switch, the share and about boxes."""
+"""What every page shares: the language (link or browser) and its switch, the share box, the notebook, the about box."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import streamlit as st
 
 from attnlab.figures import palette
 from attnlab.figures.palette import PALETTES
+from attnlab.ui.app import registry, toolbar
 from attnlab.ui.app.i18n import LANG_NAMES, lang_for, t
 from attnlab.ui.app.state import APP
 from attnlab.ui.app.widgets import segmented
@@ -24,7 +25,8 @@ def browser_language() -> None:
 
 
 def settings() -> None:
-    """Take the app's own settings (language, palette) from the link once per session, then draw their switches."""
+    """Take the app's settings (language, palette) from the link once per session, draw their switches, and send
+    the script that gives every chart's toolbar its SVG button (`toolbar`)."""
     browser_language()
     APP.load()
     segmented(APP, "lang", "Language · 语言", where=st.sidebar, labels=LANG_NAMES)
@@ -32,6 +34,7 @@ def settings() -> None:
     segmented(APP, "palette", t("common.palette"), where=st.sidebar, labels=labels, help=t("common.palette_help"))
     palette.use(APP["palette"])
     APP.show_problems(where=st.sidebar)
+    toolbar.svg_buttons(t("takeout.png"), t("takeout.svg"))
 
 
 def share_link() -> None:
@@ -42,6 +45,32 @@ def share_link() -> None:
     if box.open:  # drawn only when opened: the code box's highlighter is a large script every first visit would load
         box.code(f"{base}?{query}", language=None, wrap_lines=True)
         box.caption(t("common.share_help"))
+
+
+def notebook_download() -> None:
+    """This view as a Jupyter notebook that rebuilds the page's figures through the library, on pages with figures.
+
+    The notebook is written on click, in its own thread, from the page and link captured now; `on_click="ignore"`
+    keeps the rerun a click would start from replacing the file the browser is fetching.
+    """
+    from attnlab import notebook  # after the page ran: torch is loaded by then
+
+    page = registry.current()
+    try:
+        notebook.recipe_of(page)
+    except ValueError:
+        return  # a page without figures (the lessons overview)
+    query = urllib.parse.urlencode(st.query_params.to_dict(), quote_via=urllib.parse.quote)
+    st.sidebar.download_button(
+        t("takeout.download"),
+        data=lambda: notebook.from_query(page, query),
+        file_name=f"attnlab-{page or 'playground'}.ipynb",
+        mime="application/x-ipynb+json",
+        icon=":material/code_blocks:",
+        help=t("takeout.download_help"),
+        key="app.notebook",
+        on_click="ignore",
+    )
 
 
 def about() -> None:

@@ -169,7 +169,7 @@ class PageState:
             self.add_problem("common.url_heads_not_dividing", asked=asked, d_model=d_model, used=self[h_name])
 
 
-APP = PageState(  # the settings every page shares and every link carries
+APP = PageState(  # the settings every page shares and every link carries (links.params("app") reads the same)
     "app", (choice_param("lang", "en", LANGS), choice_param("palette", DEFAULT.name, tuple(PALETTES)))
 )
 

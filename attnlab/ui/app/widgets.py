@@ -14,15 +14,10 @@ import streamlit as st
 
 from attnlab.figures.prebuilt import Prebuilt
 from attnlab.params import divisors
+from attnlab.ui.app import registry, toolbar
 from attnlab.ui.app.i18n import t
 from attnlab.ui.app.state import PageState
 from attnlab.ui.app.text import md_escape
-
-CHART_CONFIG = {
-    "displaylogo": False,
-    "modeBarButtonsToRemove": ["lasso2d", "select2d", "autoScale2d"],
-    "toImageButtonOptions": {"format": "png", "scale": 2},
-}
 
 
 def keep_choice(key: str, options: Sequence, fallback: Any) -> None:
@@ -142,10 +137,20 @@ def size_inputs(page: PageState, cols: Sequence, d_name: str = "d_model", h_name
     number(page, "seed", t("common.seed"), where=cols[2], help=t("common.seed_help"))
 
 
+def chart_config(key: str, image_only: bool = False) -> dict:
+    """The toolbar of the chart `key` on this page: PNG and SVG at a slide's size (`toolbar`), named for both.
+
+    `image_only` leaves just the image button, for a chart whose clicks pick something (no zoom or pan to get
+    in their way).
+    """
+    config = toolbar.config(registry.current(), key)
+    return {**config, "modeBarButtons": [["toImage"]]} if image_only else config
+
+
 def chart(fig: go.Figure | dict, key: str) -> None:
     """A Plotly chart at full width with a lean toolbar; a prebuilt figure is drawn without Streamlit's theme pass."""
     theme = None if isinstance(fig, Prebuilt) else "streamlit"
-    st.plotly_chart(fig, width="stretch", config=CHART_CONFIG, key=key, theme=theme)
+    st.plotly_chart(fig, width="stretch", config=chart_config(key), key=key, theme=theme)
 
 
 def shape_text(name: str, dims: Sequence[str], sizes: Sequence[int]) -> str:

@@ -19,7 +19,7 @@ from attnlab.figures.prebuilt import Prebuilt
 from attnlab.pretrained import PATTERNS
 from attnlab.ui.app.i18n import t
 from attnlab.ui.app.state import PageState
-from attnlab.ui.app.widgets import chart
+from attnlab.ui.app.widgets import chart, chart_config
 
 
 def open_head(page: PageState, layer: int, head: int) -> None:
@@ -43,7 +43,7 @@ def model_view_chart(page: PageState, figure: Prebuilt) -> None:
         on_select=picked,
         selection_mode="points",
         key=key,
-        config={"displayModeBar": False},
+        config=chart_config(key, image_only=True),
     )
 
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import streamlit as st
 
+from attnlab import links
 from attnlab.figures import matrix_figure
 from attnlab.figures.attnfile import as_array
 from attnlab.figures.pretrained import head_lines_figure, model_view_figure, thumbnail_levels
@@ -28,7 +29,7 @@ from attnlab.ui.app.widgets import chart, selectbox
 from attnlab.ui.parts.headviews import head_finder, model_view_chart, rollout_charts
 from attnlab.ui.parts.qkview import qk_panel
 
-VIEWS = ("model", "head", "qk", "finder", "rollout")  # every view of a source; `applies` says which one can draw
+VIEWS = links.SOURCE_VIEWS  # every view of a source; `applies` says which one can draw
 KEPT = 16  # sources whose thumbnails and head scores a server keeps (small: (L, H, side, side) and (P, L, H))
 ROLLOUTS_KEPT = 4  # sources whose rollouts a server keeps (each (L, T, T))
 

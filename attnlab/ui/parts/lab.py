@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from attnlab.limits import MAX_D_MODEL, MAX_SEED, MAX_TOKENS, MAX_URL_EDITS, MIN_D_MODEL
-from attnlab.params import bool_param, choice_param, int_param, text_param
+from attnlab import links
+from attnlab.limits import MAX_TOKENS, MAX_URL_EDITS
 from attnlab.pipeline import (
     LabConfig,
     LabResult,
@@ -26,20 +26,8 @@ from attnlab.ui.app.widgets import segmented, size_inputs, text_input, toggle
 from attnlab.ui.parts.stages import head_options
 
 DEFAULT = LabConfig()
-INITS = ("random", "identity", "zeros")
-LAB = PageState(
-    "lab",
-    (
-        text_param("text", DEFAULT.text),
-        int_param("d_model", DEFAULT.d_model, MIN_D_MODEL, MAX_D_MODEL),
-        int_param("heads", DEFAULT.heads, 1, MAX_D_MODEL),
-        bool_param("causal", DEFAULT.causal),
-        int_param("seed", DEFAULT.seed, 0, MAX_SEED),
-        choice_param("init", DEFAULT.init, INITS),
-        bool_param("pe", DEFAULT.positions),
-        int_param("head", 0, 1 - MAX_D_MODEL, MAX_D_MODEL),  # 0 or -g: a group of heads side by side; h: head h
-    ),
-)
+INITS = links.INITS
+LAB = PageState("lab", links.params("lab"))
 EDITS, VERSION, CELL_PROBLEMS = "lab.edits", "lab.edits_version", "lab.cell_problems"
 UPLOAD_PROBLEM = "lab.upload_problem"
 QUERY = "lab.query"  # the token chip picked on the Playground (its row is outlined; the Neuron view opens it)

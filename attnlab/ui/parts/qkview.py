@@ -16,6 +16,7 @@ from attnlab.figures.attnfile import qk_map_figure
 from attnlab.qkmap import NEAREST, agreement, qk_map
 from attnlab.ui.app.i18n import t
 from attnlab.ui.app.text import code
+from attnlab.ui.app.widgets import chart_config
 
 
 def names() -> dict[str, str]:
@@ -73,7 +74,7 @@ def qk_panel(
         on_select=picked_on_map(key, pick),
         selection_mode="points",
         key=key,
-        config={"displayModeBar": False},
+        config=chart_config(key, image_only=True),
     )
     if found is None:
         st.info(t("qk.pick"), icon=":material/ads_click:")

@@ -11,10 +11,9 @@ import hashlib
 
 import streamlit as st
 
-from attnlab import attnfile
+from attnlab import attnfile, links
 from attnlab.attnexamples import EXAMPLES, ExampleInputError, kind_of
-from attnlab.limits import MAX_ATTN_HEADS, MAX_ATTN_TOKENS, MAX_ATTN_UPLOAD_MB
-from attnlab.params import choice_param, int_param, text_param
+from attnlab.limits import MAX_ATTN_UPLOAD_MB
 from attnlab.pretrained import INSTALL_COMMAND, ModelMissing
 from attnlab.ui.app.i18n import t
 from attnlab.ui.app.state import PageState
@@ -22,21 +21,10 @@ from attnlab.ui.app.text import code
 from attnlab.ui.app.widgets import segmented
 from attnlab.ui.parts.inspector import VIEWS, applies
 
-SOURCES = (*EXAMPLES, "upload")
+SOURCES = links.attn_sources()
 FILES_KEPT = 4  # files a server keeps loaded (each at most the loader's cap of values)
 MAX_SHOWN = 128  # tokens listed in the summary line
-PAGE = PageState(
-    "attnfile",
-    (
-        choice_param("source", SOURCES[0], SOURCES),
-        text_param("text", EXAMPLES[SOURCES[0]].text),
-        choice_param("view", "model", VIEWS),
-        int_param("layer", 1, 1, MAX_ATTN_HEADS),  # layers x heads is capped, so each alone too
-        int_param("head", 1, 1, MAX_ATTN_HEADS),
-        int_param("q", 0, 0, MAX_ATTN_TOKENS),  # 0: every query; i: the i-th query token
-        int_param("k", 0, 0, MAX_ATTN_TOKENS),  # 0: no key followed; j: who looks at the j-th key
-    ),
-)
+PAGE = PageState("attnfile", links.params("attnfile"))
 
 
 @st.cache_resource(show_spinner=False, max_entries=FILES_KEPT)

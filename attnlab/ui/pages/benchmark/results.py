@@ -23,8 +23,6 @@ from attnlab.ui.app.i18n import t
 from attnlab.ui.app.text import code
 from attnlab.ui.app.widgets import chart
 
-SEQ_OPTIONS: tuple[int, ...] = tuple(2**i for i in range(4, 15))  # 16 .. 16384
-
 
 def on_gpu() -> bool:
     """Whether this server has a CUDA GPU (the benchmark then runs there, with no memory cap)."""

@@ -4,9 +4,10 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from attnlab.bench import DTYPES, IMPLS, BenchConfig, ResultRow, run_benchmark
+from attnlab import links
+from attnlab.bench import DTYPES, BenchConfig, ResultRow, run_benchmark
 from attnlab.bench.results import RecordedRun, Skipped
-from attnlab.params import Param, bool_param, choice_param, int_param, list_param
+from attnlab.params import Param, choice_param
 from attnlab.ui.app.i18n import t
 from attnlab.ui.app.state import PageState
 from attnlab.ui.app.text import code
@@ -15,8 +16,6 @@ from attnlab.ui.pages.benchmark import results as ui
 from attnlab.ui.pages.benchmark.upload import refusal
 
 RESULT_KEY = "_bench.last_run"
-DEFAULT_IMPLS = ["explicit", "tiled", "sdpa", "sdpa-math", "sdpa-flash"]
-DEFAULT_SEQ = [64, 128, 256, 512]
 TIMING = dict(warmup=2, min_reps=5, max_reps=100, min_time_s=0.1, max_time_s=1.0)
 
 
@@ -50,13 +49,7 @@ def page_state() -> tuple[PageState, Recorded]:
     page = PageState(
         "bench",
         (
-            choice_param("dtype", "float32", tuple(DTYPES)),
-            int_param("heads", 4, 1, 64),
-            int_param("head_dim", 64, 1, 256),
-            int_param("batch", 1, 1, 16),
-            bool_param("causal", False),
-            list_param("impls", DEFAULT_IMPLS, IMPLS),
-            list_param("seq", DEFAULT_SEQ, ui.SEQ_OPTIONS),
+            *links.params("bench"),
             *recorded_params(rec),
         ),
     )

@@ -3,29 +3,19 @@
 import pandas as pd
 import streamlit as st
 
+from attnlab import links
 from attnlab.figures.lessons import rnn_figure
 from attnlab.figures.lines import loglog_figure
 from attnlab.fit import loglog_slope
 from attnlab.lessons import cost as lesson
 from attnlab.limits import COST_LIVE_BUDGET_S, MAX_COST_T, MIN_COST_T
-from attnlab.params import int_param
 from attnlab.ui.app.i18n import t
 from attnlab.ui.app.state import PageState
 from attnlab.ui.app.text import code
 from attnlab.ui.app.widgets import chart, number, selectbox
 
 LO, HI = MIN_COST_T, MAX_COST_T
-PAGE = PageState(
-    "lcost",
-    (
-        int_param("t_min", 128, LO, HI),
-        int_param("t_max", 2048, LO, HI),
-        int_param("d", 64, 8, 128),
-        int_param("rec", 0, 0, 999),
-        int_param("rnn_t", 512, 2, 100_000),
-        int_param("rnn_d", 512, 2, 4096),
-    ),
-)
+PAGE = PageState("lcost", links.params("lcost"))
 AGAIN = "lcost._again"
 
 

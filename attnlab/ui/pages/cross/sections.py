@@ -6,10 +6,10 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from attnlab import links
 from attnlab.anatomy.cross import CrossConfig, CrossResult, check_cross
 from attnlab.figures import dim_labels, matrices_figure, matrix_figure
-from attnlab.limits import MAX_D_MODEL, MAX_SEED, MAX_TOKENS, MIN_D_MODEL
-from attnlab.params import Invalid, Param, bool_param, int_param, text_param
+from attnlab.limits import MAX_TOKENS
 from attnlab.tokens import tokenize
 from attnlab.ui.app.i18n import t
 from attnlab.ui.app.state import PageState
@@ -20,30 +20,7 @@ from attnlab.ui.parts.checks import check_table, head_name
 DEFAULT = CrossConfig()
 
 
-def parse_pad(raw: str) -> list[int]:
-    """Padded source positions from the URL: comma-separated whole numbers below the token cap."""
-    try:
-        items = [int(s) for s in str(raw).replace(" ", "").split(",") if s]
-    except ValueError:
-        items = None
-    if items is None or any(not 0 <= j < MAX_TOKENS for j in items):
-        raise Invalid("not_positions", list(DEFAULT.pad), hi=MAX_TOKENS - 1)
-    return sorted(set(items))
-
-
-PAGE = PageState(
-    "cross",
-    (
-        text_param("src", DEFAULT.source),
-        text_param("tgt", DEFAULT.target),
-        bool_param("causal", DEFAULT.causal),
-        Param("pad", list(DEFAULT.pad), parse_pad, lambda pad: ",".join(str(j) for j in pad)),
-        int_param("d_model", DEFAULT.d_model, MIN_D_MODEL, MAX_D_MODEL),
-        int_param("heads", DEFAULT.heads, 1, MAX_D_MODEL),
-        int_param("seed", DEFAULT.seed, 0, MAX_SEED),
-        int_param("head", 0, 1 - MAX_D_MODEL, MAX_D_MODEL),  # 0 or -g: a group of heads side by side; h: head h
-    ),
-)
+PAGE = PageState("cross", links.params("cross"))
 
 
 def controls() -> None:

@@ -10,11 +10,10 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from attnlab import trained
+from attnlab import links, trained
 from attnlab.figures import dim_labels, matrix_figure
 from attnlab.figures.decoder import curves_figure, layer_heads_figure
-from attnlab.limits import INDUCTION_CLEAR, MAX_DECODER_RUNS, MAX_DECODER_SEQ_CHARS, MAX_STEP
-from attnlab.params import choice_param, int_param, text_param
+from attnlab.limits import INDUCTION_CLEAR, MAX_DECODER_RUNS
 from attnlab.ui.app.i18n import t
 from attnlab.ui.app.state import PageState
 from attnlab.ui.app.text import code
@@ -29,17 +28,8 @@ from attnlab.ui.pages.decoder.numbers import (
 )
 from attnlab.ui.parts.stages import STAGES, StageView, draw
 
-MODELS = {"2l": "induction-2l", "1l": "induction-1l"}  # the URL's short name -> the shipped recipe
-LAST = -1  # `step=-1`: the last checkpoint
-DEFAULT_SEQ = "k 3 x m q 7 k 3 x m q 7 k 3 x m q 7"
-DECODER = PageState(
-    "decoder",
-    (
-        choice_param("model", "2l", tuple(MODELS)),
-        int_param("step", LAST, LAST, MAX_STEP),
-        text_param("seq", DEFAULT_SEQ, MAX_DECODER_SEQ_CHARS),
-    ),
-)
+MODELS, LAST, DEFAULT_SEQ = links.DECODER_MODELS, links.LAST, links.DECODER_SEQ  # recipes, `step=-1`, first input
+DECODER = PageState("decoder", links.params("decoder"))
 SCORES = ("previous", "duplicate", "induction")  # the head scores log.json keeps per checkpoint
 
 

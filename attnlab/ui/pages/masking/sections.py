@@ -3,10 +3,10 @@
 import pandas as pd
 import streamlit as st
 
+from attnlab import links
 from attnlab.figures import matrix_figure
 from attnlab.lessons import masking as lesson
 from attnlab.limits import MAX_MASKING_TOKENS
-from attnlab.params import choice_param, text_param
 from attnlab.tokens import tokenize
 from attnlab.ui.app.i18n import t
 from attnlab.ui.app.state import PageState
@@ -14,15 +14,7 @@ from attnlab.ui.app.text import code
 from attnlab.ui.app.widgets import chart, segmented, selectbox, text_input
 
 FILL_KEY = {"-inf": "neg_inf", "-1e9": "neg_1e9", "min": "min"}
-PAGE = PageState(
-    "lmask",
-    (
-        text_param("text", "<BOS> I like you <EOS>", 500),
-        choice_param("blank", "last", lesson.BLANK_ROWS),
-        choice_param("dtype", "float16", tuple(lesson.DTYPES)),
-        choice_param("fill", "-1e9", lesson.FILLS),
-    ),
-)
+PAGE = PageState("lmask", links.params("lmask"))
 
 
 def fill_name(fill: str) -> str:

@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+from attnlab import links
 from attnlab.anatomy.heads import (
     DropoutResult,
     full_size,
@@ -12,8 +13,8 @@ from attnlab.anatomy.heads import (
     resplit,
 )
 from attnlab.figures import dim_labels, head_columns_figure, matrices_figure, matrix_figure
-from attnlab.limits import MAX_D_MODEL, MAX_MULTIHEAD_FULL_D, MAX_SEED, TOL_FLOAT32
-from attnlab.params import Invalid, divisors, int_param, text_param
+from attnlab.limits import TOL_FLOAT32
+from attnlab.params import Invalid, divisors
 from attnlab.pipeline import LabResult
 from attnlab.ui.app.i18n import t
 from attnlab.ui.app.state import PageState
@@ -22,16 +23,7 @@ from attnlab.ui.app.widgets import chart, number, selectbox, shape_text, stage, 
 from attnlab.ui.parts import lab
 from attnlab.ui.parts.checks import check_table, head_name
 
-PAGE = PageState(
-    "mh",
-    (
-        text_param("p", "0", 20),
-        int_param("dseed", 0, 0, MAX_SEED),
-        int_param("cmp", 1, 1, MAX_D_MODEL),
-        int_param("full_d", 512, 1, MAX_MULTIHEAD_FULL_D),
-        int_param("full_h", 8, 1, MAX_MULTIHEAD_FULL_D),
-    ),
-)
+PAGE = PageState("mh", links.params("mh"))
 
 
 def dropout_p() -> float:

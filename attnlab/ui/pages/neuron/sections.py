@@ -6,10 +6,9 @@ import pandas as pd
 import streamlit as st
 import torch
 
+from attnlab import links
 from attnlab.anatomy.neuron import TracedNeuron, thinking_machines, trace
 from attnlab.figures import dim_labels, matrix_figure, vector
-from attnlab.limits import MAX_D_MODEL, MAX_TOKENS
-from attnlab.params import choice_param, int_param
 from attnlab.ui.app.i18n import t
 from attnlab.ui.app.state import PageState
 from attnlab.ui.app.text import md_escape
@@ -17,16 +16,8 @@ from attnlab.ui.app.widgets import chart, segmented, selectbox, shape_text, stag
 from attnlab.ui.parts import lab
 from attnlab.ui.parts.checks import check_table, fmt_diff
 
-PRESETS = ("lab", "thinking")
-PAGE = PageState(
-    "neuron",
-    (
-        int_param("q", 0, 0, MAX_TOKENS - 1),
-        int_param("h", 1, 1, MAX_D_MODEL),
-        choice_param("preset", "lab", PRESETS),
-        int_param("tq", 0, 0, 1),
-    ),
-)
+PRESETS = links.NEURON_PRESETS
+PAGE = PageState("neuron", links.params("neuron"))
 LAB_HEAD_SEEN = "_neuron.lab_head"
 
 

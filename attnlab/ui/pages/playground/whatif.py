@@ -7,9 +7,9 @@ import urllib.parse
 import numpy as np
 import streamlit as st
 
-from attnlab.classroom.whatif import CHANGES, Change, StageDiff, WhatIf, compare
+from attnlab import links
+from attnlab.classroom.whatif import Change, StageDiff, WhatIf, compare
 from attnlab.figures import grid_figure, matrix_figure
-from attnlab.params import choice_param
 from attnlab.pipeline import LabConfig
 from attnlab.stages import column_labels, head_breaks
 from attnlab.ui.app.i18n import t
@@ -17,7 +17,7 @@ from attnlab.ui.app.state import PageState
 from attnlab.ui.app.widgets import chart, selectbox, stage
 from attnlab.ui.parts.stages import STAGES, StageView
 
-WHATIF = PageState("whatif", (choice_param("compare", "none", ("none", *CHANGES)),))
+WHATIF = PageState("whatif", links.params("whatif"))
 
 
 def picker() -> str:

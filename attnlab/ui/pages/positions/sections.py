@@ -3,29 +3,18 @@
 import pandas as pd
 import streamlit as st
 
+from attnlab import links
 from attnlab.figures import dim_labels, matrix_figure
 from attnlab.figures.lessons import pe_figure
 from attnlab.lessons import positions as lesson
-from attnlab.limits import MAX_POSITIONS_TOKENS, MAX_SEED
-from attnlab.params import bool_param, choice_param, int_param, text_param
+from attnlab.limits import MAX_POSITIONS_TOKENS
 from attnlab.tokens import tokenize
 from attnlab.ui.app.i18n import t
 from attnlab.ui.app.state import PageState
 from attnlab.ui.app.text import md_escape
 from attnlab.ui.app.widgets import chart, number, selectbox, text_input, toggle
 
-PAGE = PageState(
-    "lpos",
-    (
-        text_param("text", "the dog chased a cat", 500),
-        int_param("d_model", 8, 2, 64),
-        int_param("seed", 0, 0, MAX_SEED),
-        choice_param("perm", "reverse", lesson.PERMUTATIONS),
-        bool_param("pe", False),
-        int_param("n_pos", 50, 1, 256),
-        int_param("pe_d", 64, 2, 128),
-    ),
-)
+PAGE = PageState("lpos", links.params("lpos"))
 
 
 def sci(x: float) -> str:

@@ -11,12 +11,12 @@ from collections.abc import Callable
 
 import streamlit as st
 
+from attnlab import links
 from attnlab.classroom.answers import AnswerError
 from attnlab.classroom.build import questions_for_stage
 from attnlab.classroom.questions import Grade, MaskQuestion, Question, ScalingQuestion
 from attnlab.classroom.score import Score
 from attnlab.figures import projector
-from attnlab.params import bool_param, int_param
 from attnlab.pipeline import LabResult
 from attnlab.stages import N_STEPS, Step, step
 from attnlab.ui.app.i18n import t
@@ -27,7 +27,7 @@ from attnlab.ui.parts import lab
 from attnlab.ui.parts.pack import pack_downloads
 from attnlab.ui.parts.stages import STAGES, Stage, StageView
 
-PRESENT = PageState("present", (int_param("step", 1, 1, N_STEPS), bool_param("quiz", True)))
+PRESENT = PageState("present", links.params("present"))
 VERDICTS = "present.verdicts"  # question uid -> Grade, or None when the answer was skipped
 SCORE = "present.score"
 PROJECTOR_CSS = """<style>

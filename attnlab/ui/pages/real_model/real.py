@@ -15,10 +15,9 @@ import hashlib
 import numpy as np
 import streamlit as st
 
+from attnlab import links
 from attnlab.attnfile import AttentionFile
 from attnlab.figures import matrix_figure
-from attnlab.limits import MAX_ATTN_HEADS
-from attnlab.params import choice_param, int_param, text_param
 from attnlab.pretrained import MAX_TOKENS, Encoder, EncoderRun, ModelMissing, load_minilm
 from attnlab.pretrained.encoder import UNK, EmptyText
 from attnlab.pretrained.package import INSTALL_COMMAND
@@ -30,18 +29,8 @@ from attnlab.ui.app.widgets import chart, segmented, text_input
 from attnlab.ui.parts.inspector import Shown, picked, pickers
 from attnlab.ui.parts.stages import STAGES, StageView, draw
 
-VIEWS = ("model", "head", "stages", "finder", "rollout", "similarity", "qk")
-REAL = PageState(
-    "real",
-    (
-        text_param("text", "The animal didn't cross the street because it was too tired."),
-        int_param("layer", 1, 1, MAX_ATTN_HEADS),  # bounded by the model's own shape once it is loaded (fit_link)
-        int_param("head", 1, 1, MAX_ATTN_HEADS),
-        choice_param("view", "model", VIEWS),
-        int_param("q", 0, 0, MAX_TOKENS),  # 0: every query; k: the k-th token's row
-        text_param("text_b", "The tired animal stayed on this side of the road."),
-    ),
-)
+VIEWS = links.REAL_VIEWS
+REAL = PageState("real", links.params("real"))
 RUNS_KEPT = 64  # sentences whose runs a server keeps (each run is about 7 x T x 384 floats plus 72 T x T maps)
 
 

@@ -4,25 +4,16 @@ import math
 
 import streamlit as st
 
+from attnlab import links
 from attnlab.figures.lessons import saturation_figure, variance_figure, weights_bar
 from attnlab.lessons import scaling as lesson
-from attnlab.limits import MAX_SCALING_DK, MAX_SEED
-from attnlab.params import bool_param, int_param
 from attnlab.ui.app.i18n import t
 from attnlab.ui.app.state import PageState
 from attnlab.ui.app.widgets import chart, number, toggle
 
 N_VAR = 4000
 N_SAT = 300
-PAGE = PageState(
-    "lscale",
-    (
-        int_param("dk", 64, 1, MAX_SCALING_DK),
-        int_param("keys", 8, 2, 64),
-        bool_param("scaled", True),
-        int_param("seed", 0, 0, MAX_SEED),
-    ),
-)
+PAGE = PageState("lscale", links.params("lscale"))
 
 
 @st.cache_data(max_entries=32, show_spinner=False)

@@ -3,31 +3,18 @@
 import numpy as np
 import streamlit as st
 
+from attnlab import links
 from attnlab.figures.lessons import key_plane, temperature_figure, weights_bar
 from attnlab.lessons import dictionary as lesson
 from attnlab.lessons.parse import dump_vector, parse_vector
-from attnlab.limits import MAX_DICTIONARY_VALUE
-from attnlab.params import dump_float, float_param, text_param
+from attnlab.params import dump_float
 from attnlab.ui.app.i18n import t
 from attnlab.ui.app.state import PageState
 from attnlab.ui.app.text import code
 from attnlab.ui.app.widgets import chart, number, slider, text_input
 
 KEYS = lesson.KEYS
-PAGE = PageState(
-    "ldict",
-    (
-        text_param("word", "apple", 40),
-        *(
-            float_param(f"v_{k}", v, -MAX_DICTIONARY_VALUE, MAX_DICTIONARY_VALUE)
-            for k, v in zip(KEYS, lesson.VALUES, strict=True)
-        ),
-        *(float_param(f"w_{k}", w, 0.0, 1.0) for k, w in zip(KEYS, lesson.FRUIT_WEIGHTS, strict=True)),
-        text_param("q", dump_vector(list(lesson.QUERY_VECTOR)), 200),
-        *(text_param(f"k_{k}", dump_vector(list(v)), 200) for k, v in zip(KEYS, lesson.KEY_VECTORS, strict=True)),
-        float_param("temp", 1.0, 0.0, 3.0),
-    ),
-)
+PAGE = PageState("ldict", links.params("ldict"))
 
 
 def f(x: float) -> str:

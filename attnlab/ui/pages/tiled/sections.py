@@ -6,27 +6,15 @@ import pandas as pd
 import streamlit as st
 import torch
 
+from attnlab import links
 from attnlab.attention import AttentionSteps, attention_steps
 from attnlab.figures import dim_labels, grid_figure, matrix_figure
-from attnlab.limits import MAX_TILED_TOKENS
-from attnlab.params import bool_param, int_param
 from attnlab.tiled import TiledTrace, assembled, step_stats, tiled_trace
 from attnlab.ui.app.i18n import t
 from attnlab.ui.app.state import PageState
 from attnlab.ui.app.widgets import chart, number, slider, toggle
 
-PAGE = PageState(
-    "tiled",
-    (
-        int_param("T", 6, 1, MAX_TILED_TOKENS),
-        int_param("d", 4, 1, 8),
-        int_param("bq", 3, 1, MAX_TILED_TOKENS),
-        int_param("bk", 2, 1, MAX_TILED_TOKENS),
-        bool_param("causal", False),
-        int_param("seed", 0, 0, 999_999),
-        int_param("step", 1, 1, 999_999),  # past the last step: clamped below, and said
-    ),
-)
+PAGE = PageState("tiled", links.params("tiled"))
 
 
 def num(x: float) -> str:

@@ -1,0 +1,338 @@
+"""What each page reads from its link: every page's URL parameters, and a query string parsed without Streamlit.
+
+The pages bind these same Params to their widgets (`attnlab.ui.app.state.PageState`), and the notebook writer
+(`attnlab.notebook`) parses a query with them, so a link means the same on the page and in a notebook, and a
+value that cannot be honoured falls back to the same value in both. Pure Python: torch and numpy only through
+the core modules whose defaults the parameters take, and each scope's only when it is first asked for (`params`):
+a thread that warms one page's imports never imports another page's modules.
+"""
+
+from __future__ import annotations
+
+import functools
+import urllib.parse
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from attnlab.limits import (
+    MAX_ATTN_HEADS,
+    MAX_ATTN_TOKENS,
+    MAX_COST_T,
+    MAX_D_MODEL,
+    MAX_DECODER_SEQ_CHARS,
+    MAX_DICTIONARY_VALUE,
+    MAX_MULTIHEAD_FULL_D,
+    MAX_SCALING_DK,
+    MAX_SEED,
+    MAX_STEP,
+    MAX_TILED_TOKENS,
+    MAX_TOKENS,
+    MIN_COST_T,
+    MIN_D_MODEL,
+)
+from attnlab.params import (
+    Invalid,
+    Param,
+    bool_param,
+    choice_param,
+    float_param,
+    int_param,
+    list_param,
+    text_param,
+)
+
+LANGS = ("en", "zh")
+PALETTE_NAMES = ("default", "cb")  # attnlab.figures.palette.PALETTES' names (a test keeps the two equal)
+INITS = ("random", "identity", "zeros")
+DECODER_MODELS = {"2l": "induction-2l", "1l": "induction-1l"}  # the URL's short name -> the shipped recipe
+LAST = -1  # the decoder's `step=-1`: the last checkpoint
+DECODER_SEQ = "k 3 x m q 7 k 3 x m q 7 k 3 x m q 7"
+REAL_VIEWS = ("model", "head", "stages", "finder", "rollout", "similarity", "qk")
+SOURCE_VIEWS = ("model", "head", "qk", "finder", "rollout")  # every view of an attention source
+NEURON_PRESETS = ("lab", "thinking")
+BENCH_IMPLS = ["explicit", "tiled", "sdpa", "sdpa-math", "sdpa-flash"]  # the Benchmark page's first sweep
+BENCH_SEQ = [64, 128, 256, 512]
+BENCH_SEQ_OPTIONS: tuple[int, ...] = tuple(2**i for i in range(4, 15))  # 16 .. 16384
+
+
+def parse_pad(raw: str) -> list[int]:
+    """Padded source positions from the URL: comma-separated whole numbers below the token cap."""
+    from attnlab.anatomy.cross import CrossConfig
+
+    try:
+        items = [int(s) for s in str(raw).replace(" ", "").split(",") if s]
+    except ValueError:
+        items = None
+    if items is None or any(not 0 <= j < MAX_TOKENS for j in items):
+        raise Invalid("not_positions", list(CrossConfig().pad), hi=MAX_TOKENS - 1)
+    return sorted(set(items))
+
+
+def _app() -> tuple[Param, ...]:  # ui.app.state.APP's (kept there: the sidebar never waits for this module)
+    return choice_param("lang", "en", LANGS), choice_param("palette", PALETTE_NAMES[0], PALETTE_NAMES)
+
+
+def _lab() -> tuple[Param, ...]:
+    from attnlab.pipeline import LabConfig
+
+    first = LabConfig()
+    return (
+        text_param("text", first.text),
+        int_param("d_model", first.d_model, MIN_D_MODEL, MAX_D_MODEL),
+        int_param("heads", first.heads, 1, MAX_D_MODEL),
+        bool_param("causal", first.causal),
+        int_param("seed", first.seed, 0, MAX_SEED),
+        choice_param("init", first.init, INITS),
+        bool_param("pe", first.positions),
+        int_param("head", 0, 1 - MAX_D_MODEL, MAX_D_MODEL),  # 0 or -g: a group of heads side by side; h: head h
+    )
+
+
+def _whatif() -> tuple[Param, ...]:
+    from attnlab.classroom.whatif import CHANGES
+
+    return (choice_param("compare", "none", ("none", *CHANGES)),)
+
+
+def _present() -> tuple[Param, ...]:
+    from attnlab.stages import N_STEPS
+
+    return int_param("step", 1, 1, N_STEPS), bool_param("quiz", True)
+
+
+def _multihead() -> tuple[Param, ...]:
+    return (
+        text_param("p", "0", 20),
+        int_param("dseed", 0, 0, MAX_SEED),
+        int_param("cmp", 1, 1, MAX_D_MODEL),
+        int_param("full_d", 512, 1, MAX_MULTIHEAD_FULL_D),
+        int_param("full_h", 8, 1, MAX_MULTIHEAD_FULL_D),
+    )
+
+
+def _neuron() -> tuple[Param, ...]:
+    return (
+        int_param("q", 0, 0, MAX_TOKENS - 1),
+        int_param("h", 1, 1, MAX_D_MODEL),
+        choice_param("preset", "lab", NEURON_PRESETS),
+        int_param("tq", 0, 0, 1),
+    )
+
+
+def _cross() -> tuple[Param, ...]:
+    from attnlab.anatomy.cross import CrossConfig
+
+    first = CrossConfig()
+    return (
+        text_param("src", first.source),
+        text_param("tgt", first.target),
+        bool_param("causal", first.causal),
+        Param("pad", list(first.pad), parse_pad, lambda pad: ",".join(str(j) for j in pad)),
+        int_param("d_model", first.d_model, MIN_D_MODEL, MAX_D_MODEL),
+        int_param("heads", first.heads, 1, MAX_D_MODEL),
+        int_param("seed", first.seed, 0, MAX_SEED),
+        int_param("head", 0, 1 - MAX_D_MODEL, MAX_D_MODEL),
+    )
+
+
+def _real() -> tuple[Param, ...]:
+    from attnlab.pretrained.encoder import MAX_TOKENS as MINILM_TOKENS
+
+    return (
+        text_param("text", "The animal didn't cross the street because it was too tired."),
+        int_param("layer", 1, 1, MAX_ATTN_HEADS),  # bounded by the model's own shape once it is loaded
+        int_param("head", 1, 1, MAX_ATTN_HEADS),
+        choice_param("view", "model", REAL_VIEWS),
+        int_param("q", 0, 0, MINILM_TOKENS),  # 0: every query; k: the k-th token's row
+        text_param("text_b", "The tired animal stayed on this side of the road."),
+    )
+
+
+def _decoder() -> tuple[Param, ...]:
+    return (
+        choice_param("model", "2l", tuple(DECODER_MODELS)),
+        int_param("step", LAST, LAST, MAX_STEP),
+        text_param("seq", DECODER_SEQ, MAX_DECODER_SEQ_CHARS),
+    )
+
+
+def attn_sources() -> tuple[str, ...]:
+    """The Attention file page's sources: every bundled example, then an upload."""
+    from attnlab.attnexamples import EXAMPLES
+
+    return (*EXAMPLES, "upload")
+
+
+def _attnfile() -> tuple[Param, ...]:
+    from attnlab.attnexamples import EXAMPLES
+
+    sources = attn_sources()
+    return (
+        choice_param("source", sources[0], sources),
+        text_param("text", EXAMPLES[sources[0]].text),
+        choice_param("view", "model", SOURCE_VIEWS),
+        int_param("layer", 1, 1, MAX_ATTN_HEADS),  # layers x heads is capped, so each alone too
+        int_param("head", 1, 1, MAX_ATTN_HEADS),
+        int_param("q", 0, 0, MAX_ATTN_TOKENS),  # 0: every query; i: the i-th query token
+        int_param("k", 0, 0, MAX_ATTN_TOKENS),  # 0: no key followed; j: who looks at the j-th key
+    )
+
+
+def _dictionary() -> tuple[Param, ...]:
+    from attnlab.lessons import dictionary
+    from attnlab.lessons.parse import dump_vector
+
+    keys = dictionary.KEYS
+    return (
+        text_param("word", "apple", 40),
+        *(
+            float_param(f"v_{k}", v, -MAX_DICTIONARY_VALUE, MAX_DICTIONARY_VALUE)
+            for k, v in zip(keys, dictionary.VALUES, strict=True)
+        ),
+        *(float_param(f"w_{k}", w, 0.0, 1.0) for k, w in zip(keys, dictionary.FRUIT_WEIGHTS, strict=True)),
+        text_param("q", dump_vector(list(dictionary.QUERY_VECTOR)), 200),
+        *(text_param(f"k_{k}", dump_vector(list(v)), 200) for k, v in zip(keys, dictionary.KEY_VECTORS, strict=True)),
+        float_param("temp", 1.0, 0.0, 3.0),
+    )
+
+
+def _scaling() -> tuple[Param, ...]:
+    return (
+        int_param("dk", 64, 1, MAX_SCALING_DK),
+        int_param("keys", 8, 2, 64),
+        bool_param("scaled", True),
+        int_param("seed", 0, 0, MAX_SEED),
+    )
+
+
+def _positions() -> tuple[Param, ...]:
+    from attnlab.lessons.positions import PERMUTATIONS
+
+    return (
+        text_param("text", "the dog chased a cat", 500),
+        int_param("d_model", 8, 2, 64),
+        int_param("seed", 0, 0, MAX_SEED),
+        choice_param("perm", "reverse", PERMUTATIONS),
+        bool_param("pe", False),
+        int_param("n_pos", 50, 1, 256),
+        int_param("pe_d", 64, 2, 128),
+    )
+
+
+def _masking() -> tuple[Param, ...]:
+    from attnlab.lessons import masking
+
+    return (
+        text_param("text", "<BOS> I like you <EOS>", 500),
+        choice_param("blank", "last", masking.BLANK_ROWS),
+        choice_param("dtype", "float16", tuple(masking.DTYPES)),
+        choice_param("fill", "-1e9", masking.FILLS),
+    )
+
+
+def _cost() -> tuple[Param, ...]:
+    return (
+        int_param("t_min", 128, MIN_COST_T, MAX_COST_T),
+        int_param("t_max", 2048, MIN_COST_T, MAX_COST_T),
+        int_param("d", 64, 8, 128),
+        int_param("rec", 0, 0, 999),
+        int_param("rnn_t", 512, 2, 100_000),
+        int_param("rnn_d", 512, 2, 4096),
+    )
+
+
+def _bench() -> tuple[Param, ...]:  # the sweep's settings (which recorded file to show stays the page's own)
+    from attnlab.bench import DTYPES, IMPLS
+
+    return (
+        choice_param("dtype", "float32", tuple(DTYPES)),
+        int_param("heads", 4, 1, 64),
+        int_param("head_dim", 64, 1, 256),
+        int_param("batch", 1, 1, 16),
+        bool_param("causal", False),
+        list_param("impls", BENCH_IMPLS, IMPLS),
+        list_param("seq", BENCH_SEQ, BENCH_SEQ_OPTIONS),
+    )
+
+
+def _tiled() -> tuple[Param, ...]:
+    return (
+        int_param("T", 6, 1, MAX_TILED_TOKENS),
+        int_param("d", 4, 1, 8),
+        int_param("bq", 3, 1, MAX_TILED_TOKENS),
+        int_param("bk", 2, 1, MAX_TILED_TOKENS),
+        bool_param("causal", False),
+        int_param("seed", 0, 0, 999_999),
+        int_param("step", 1, 1, 999_999),  # past the last step: clamped by the page, and said
+    )
+
+
+SCOPES: dict[str, Callable[[], tuple[Param, ...]]] = {  # scope (its session-state prefix) -> its Params' builder
+    "app": _app,
+    "lab": _lab,
+    "whatif": _whatif,
+    "present": _present,
+    "mh": _multihead,
+    "neuron": _neuron,
+    "cross": _cross,
+    "real": _real,
+    "decoder": _decoder,
+    "attnfile": _attnfile,
+    "ldict": _dictionary,
+    "lscale": _scaling,
+    "lpos": _positions,
+    "lmask": _masking,
+    "lcost": _cost,
+    "bench": _bench,
+    "tiled": _tiled,
+}
+
+
+@functools.lru_cache(maxsize=len(SCOPES))
+def params(scope: str) -> tuple[Param, ...]:
+    """One scope's Params, built on first use: each imports only what its page imports anyway."""
+    return SCOPES[scope]()
+
+
+@dataclass(frozen=True)
+class Replaced:
+    """A link's value that could not be honoured: what it said and what is used instead (outside text kept raw)."""
+
+    name: str
+    raw: str
+    used: str
+    reason: str
+
+
+def split_query(query: str) -> dict[str, str]:
+    """A URL query string ("text=I+like+you&heads=2", with or without "?") as {name: last value}.
+
+    A piece with no "=" is not a parameter a page could have written: ValueError naming it. A value is never
+    refused here (the page's Param replaces a bad one); empty pieces ("a=1&&b=2") are skipped, as browsers do.
+    """
+    pieces = [piece for piece in query.lstrip("?").split("&") if piece]
+    for piece in pieces:
+        if "=" not in piece:
+            name = urllib.parse.unquote_plus(piece)[:40]
+            raise ValueError(f"malformed query: parameter {name!r} has no value (write {name}=...)")
+    return dict(urllib.parse.parse_qsl("&".join(pieces), keep_blank_values=True))
+
+
+def read(scopes: Sequence[str], query: dict[str, str]) -> tuple[dict[str, dict[str, Any]], list[Replaced]]:
+    """Each scope's values for a parsed query, as its page reads them: a bad value falls back the same way."""
+    values: dict[str, dict[str, Any]] = {}
+    replaced: list[Replaced] = []
+    for scope in scopes:
+        values[scope] = {}
+        for param in params(scope):
+            raw = query.get(param.name)
+            value = param.default
+            if raw is not None:
+                try:
+                    value = param.parse(raw)
+                except Invalid as bad:
+                    value = bad.used
+                    replaced.append(Replaced(param.name, raw, param.dump(bad.used), bad.reason))
+            values[scope][param.name] = value
+    return values, replaced
