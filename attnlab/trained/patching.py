@@ -148,6 +148,25 @@ def patch_all(decoder: Decoder, clean, corrupt, heads=None) -> float:
     return float(restored(decoder, r, output_hooks(r, every if heads is None else heads))[0])
 
 
+@torch.no_grad()
+def ablate_heads(decoder: Decoder, clean, corrupt) -> np.ndarray:
+    """(L, H): the share of the same gap lost when each head is zeroed in the clean run (ablation, to compare).
+
+    Patching asks whether a head's clean output is enough to bring the answer back into the corrupt run;
+    zeroing asks whether the clean run still gets it without that head. NaN when there is no gap.
+    """
+    r = runs(decoder, clean, corrupt)
+    heads = [(ly, hd) for ly in range(decoder.n_layers) for hd in range(decoder.n_heads)]
+    if not r.gap.defined:
+        return np.full((decoder.n_layers, decoder.n_heads), np.nan)
+    zero = torch.zeros(1, r.ids.size(0), decoder.model.cfg.d_model // decoder.n_heads)
+    hooks = {hook_name(ly, hd, "out"): _rows(len(heads), i, zero) for i, (ly, hd) in enumerate(heads)}
+    ids = decoder.ids(r.clean).expand(len(heads), -1)
+    logits, _ = decoder.model(ids, hooks=hooks)
+    lost = (r.gap.clean - _metric(decoder, logits, r.clean)) / r.gap.size
+    return lost.reshape(decoder.n_layers, decoder.n_heads)
+
+
 def _check_path(decoder: Decoder, sender, receiver, into: str) -> tuple[tuple[int, int], tuple[int, int]]:
     """Sender and receiver as in-range (layer, head) pairs, the sender in an earlier layer; else ValueError."""
     pairs = []

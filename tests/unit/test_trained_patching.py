@@ -114,3 +114,14 @@ def test_input_errors_name_their_cause(two):
         patch_path(two, CLEAN, CLEAN, (0, 0), (1, 0), "x")
     with pytest.raises(ValueError, match="earlier layer"):
         patch_path(load("induction-1l"), CLEAN, CLEAN, (0, 0), (0, 1), "k")
+
+
+def test_ablation_on_the_same_scale_matches_one_zeroed_run(two, corrupt):
+    from attnlab.trained.patching import ablate_heads
+
+    lost = ablate_heads(two, CLEAN, corrupt)
+    g = gap(two, CLEAN, corrupt)
+    run = two.run(CLEAN, ablate=((1, 2),))
+    logp = np.log(run.probs[[i + 1 for i in g.positions], [two.vocab.index(CLEAN[i + 1]) for i in g.positions]])
+    assert lost[1, 2] == pytest.approx((g.clean - logp.sum()) / g.size, abs=1e-4)
+    assert np.isnan(ablate_heads(two, CLEAN, CLEAN)).all()
