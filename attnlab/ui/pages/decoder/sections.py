@@ -13,7 +13,7 @@ import streamlit as st
 from attnlab import trained
 from attnlab.figures import dim_labels, matrix_figure
 from attnlab.figures.decoder import curves_figure, layer_heads_figure
-from attnlab.limits import INDUCTION_CLEAR, MAX_DECODER_RUNS, MAX_DECODER_SEQ_CHARS, MAX_STEP
+from attnlab.limits import DECODER_GEN_STEPS, INDUCTION_CLEAR, MAX_DECODER_RUNS, MAX_DECODER_SEQ_CHARS, MAX_STEP
 from attnlab.params import choice_param, int_param, text_param
 from attnlab.ui.app.i18n import t
 from attnlab.ui.app.state import PageState
@@ -32,12 +32,21 @@ from attnlab.ui.parts.stages import STAGES, StageView, draw
 MODELS = {"2l": "induction-2l", "1l": "induction-1l"}  # the URL's short name -> the shipped recipe
 LAST = -1  # `step=-1`: the last checkpoint
 DEFAULT_SEQ = "k 3 x m q 7 k 3 x m q 7 k 3 x m q 7"
+INSIDE = ("off", "generate", "heads", "paths")  # the "inside the circuit" sections: closed, or one of three
+CORRUPTIONS = ("redraw", "shuffle", "typed")  # first period redrawn, first period shuffled, the user's own
+SHIPPED_HEADS = 4  # heads per layer in both shipped recipes (a test holds this to their log.json)
 DECODER = PageState(
     "decoder",
     (
         choice_param("model", "2l", tuple(MODELS)),
         int_param("step", LAST, LAST, MAX_STEP),
         text_param("seq", DEFAULT_SEQ, MAX_DECODER_SEQ_CHARS),
+        choice_param("inside", "off", INSIDE),
+        int_param("gen", 1, 1, DECODER_GEN_STEPS),
+        choice_param("corrupt", "redraw", CORRUPTIONS),
+        text_param("corrupt_seq", "", MAX_DECODER_SEQ_CHARS),
+        choice_param("receiver", "2.1", tuple(f"{ly}.{hd}" for ly in (1, 2) for hd in range(1, SHIPPED_HEADS + 1))),
+        choice_param("into", "k", ("q", "k", "v")),
     ),
 )
 SCORES = ("previous", "duplicate", "induction")  # the head scores log.json keeps per checkpoint
