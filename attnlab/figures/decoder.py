@@ -1,4 +1,5 @@
-"""Plotly builders for the trained-decoder page: a layer's heads side by side, curves over training with a marker."""
+"""Plotly builders for the trained-decoder page: a layer's heads side by side, curves over training with a marker,
+and maps of restored shares on one fixed scale."""
 
 from __future__ import annotations
 
@@ -8,8 +9,9 @@ import numpy as np
 import plotly.graph_objects as go
 
 from attnlab.figures.lines import layout
-from attnlab.figures.matrix import grid_figure
+from attnlab.figures.matrix import grid_figure, matrix_figure
 from attnlab.figures.palette import current
+from attnlab.figures.prebuilt import Prebuilt
 from attnlab.figures.text import esc
 
 
@@ -58,3 +60,13 @@ def curves_figure(
     fig.update_xaxes(title=esc(x_title), gridcolor=palette.grid)
     fig.update_yaxes(title=esc(y_title), gridcolor=palette.grid, range=list(y_range) if y_range else None)
     return layout(fig, title, 300)
+
+
+def shares_figure(shares: np.ndarray, rows: Sequence[str], cols: Sequence[str]) -> go.Figure:
+    """Shares of a gap (1 = all of it) with their values, on one scale from -1 to 1 (wider if a share is)."""
+    fig = matrix_figure(shares, rows, cols, text=True)
+    spec = fig.to_dict()
+    finite = np.abs(shares[np.isfinite(shares)])
+    bound = max(1.0, float(finite.max()) if finite.size else 1.0)
+    first = dict(spec["data"][0], zmin=-bound, zmax=bound, zmid=0.0)
+    return Prebuilt({**spec, "data": [first, *spec["data"][1:]]})

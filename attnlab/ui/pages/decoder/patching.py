@@ -14,6 +14,7 @@ import streamlit as st
 
 from attnlab import trained
 from attnlab.figures import dim_labels, matrix_figure
+from attnlab.figures.decoder import shares_figure
 from attnlab.limits import MAX_DECODER_RUNS
 from attnlab.trained.patching import (
     Gap,
@@ -135,10 +136,10 @@ def heads_section(model: trained.Decoder, step: int, symbols: list[str]) -> None
     left, right = st.columns(2)
     with left:
         st.markdown(f"**{t('patching.map_patch')}**")
-        chart(matrix_figure(maps.restored, rows, cols, text=True), "decoder.patch.map")
+        chart(shares_figure(maps.restored, rows, cols), "decoder.patch.map")
     with right:
         st.markdown(f"**{t('patching.map_ablate')}**")
-        chart(matrix_figure(maps.lost, rows, cols, text=True), "decoder.patch.ablate")
+        chart(shares_figure(maps.lost, rows, cols), "decoder.patch.ablate")
     explain(model, maps)
     both_runs(model, step, symbols, corrupt, maps)
 

@@ -11,7 +11,7 @@ import numpy as np
 import streamlit as st
 
 from attnlab import trained
-from attnlab.figures import matrix_figure
+from attnlab.figures.decoder import shares_figure
 from attnlab.limits import INDUCTION_CLEAR, MAX_DECODER_RUNS
 from attnlab.trained.patching import INTO, Gap, gap, path_map
 from attnlab.ui.app.i18n import t
@@ -60,7 +60,7 @@ def section(model: trained.Decoder, step: int, symbols: list[str]) -> None:
     inputs = [t(f"patching.into_{x}") for x in INTO]
     name = head_name(*receiver)
     st.markdown(f"**{t('patching.map_paths', receiver=name)}**")
-    chart(matrix_figure(grid, senders, inputs, text=True), "decoder.path.map")
+    chart(shares_figure(grid, senders, inputs), "decoder.path.map")
     into = segmented(DECODER, "into", t("patching.into"), labels=dict(zip(INTO, inputs, strict=True)))
     column = grid[:, INTO.index(into)]
     listed = ", ".join(f"{s} {v:.0%}" for s, v in zip(senders, column, strict=True))
