@@ -1,5 +1,4 @@
-"""Plotly builders for the trained-decoder page: a layer's heads side by side, curves over training with a marker,
-and maps of restored shares on one fixed scale."""
+"""Plotly builders for the trained-decoder page: heads side by side, training curves, maps of restored shares."""
 
 from __future__ import annotations
 

@@ -1,5 +1,7 @@
-"""The Trained decoder page's head patching: the corruption, the layers x heads map of what comes back, ablation
-beside it, and one head's stages in the clean and the corrupt run side by side.
+"""The Trained decoder page's head patching: what each head brings back, beside ablation, and one head in both runs.
+
+The corruption picker, the layers x heads map of what comes back, the ablation map on the same gap, and one head's
+weights and output in the clean and the corrupt run side by side.
 
 Maps are `st.cache_resource` numbers keyed on the model, checkpoint and both sequences, shared read-only by
 every session; text and figures are built per session.

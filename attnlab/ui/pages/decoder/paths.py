@@ -1,5 +1,7 @@
-"""The Trained decoder page's path patching: for a layer-2 receiver, what each earlier sender brings back
-through its query, key and value inputs separately, and what the shipped model's numbers say about it.
+"""The Trained decoder page's path patching: what each sender brings back through a receiver's q, k and v inputs.
+
+For a layer-2 receiver, each layer-1 sender's share through the query, key and value inputs separately, and what
+the shipped model's numbers say about it.
 
 The grid is an `st.cache_resource` value keyed on the model, checkpoint, both sequences and the receiver,
 shared read-only by every session; text and figures are built per session.
