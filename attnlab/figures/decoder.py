@@ -11,7 +11,7 @@ from attnlab.figures.lines import layout
 from attnlab.figures.matrix import grid_figure, matrix_figure
 from attnlab.figures.palette import current
 from attnlab.figures.prebuilt import Prebuilt
-from attnlab.figures.text import esc
+from attnlab.figures.text import esc, unique_labels
 
 
 def layer_heads_figure(
@@ -69,3 +69,25 @@ def shares_figure(shares: np.ndarray, rows: Sequence[str], cols: Sequence[str]) 
     bound = max(1.0, float(finite.max()) if finite.size else 1.0)
     first = dict(spec["data"][0], zmin=-bound, zmax=bound, zmid=0.0)
     return Prebuilt({**spec, "data": [first, *spec["data"][1:]]})
+
+
+def click_targets(fig: go.Figure, rows: Sequence[str], cols: Sequence[str], values: np.ndarray) -> go.Figure:
+    """The figure with an invisible point over every cell (heatmaps send no click events; points do).
+
+    Point i is cell (i // len(cols), i % len(cols)); its hover shows the cell's value.
+    """
+    spec = fig.to_dict()
+    x, y = unique_labels(cols), unique_labels(rows)
+    cells = [(r, c) for r in range(len(rows)) for c in range(len(cols))]
+    points = dict(
+        type="scatter",
+        mode="markers",
+        x=[x[c] for _, c in cells],
+        y=[y[r] for r, _ in cells],
+        customdata=[float(values[r, c]) for r, c in cells],
+        marker=dict(size=40, opacity=0, symbol="square"),
+        hovertemplate="%{y} · %{x}: <b>%{customdata:.2f}</b><extra></extra>",
+        showlegend=False,
+        name="click",
+    )
+    return Prebuilt({**spec, "data": [*spec["data"], points]})

@@ -164,3 +164,16 @@ def test_a_sequence_without_a_period_has_nothing_to_corrupt(lang):
     at = open_page(PAGE, lang=lang, seq="a b c d e", inside="heads")
     assert_clean(at)
     assert texts(at, "warning") == [catalog(lang)["patching.no_period"]]
+
+
+def test_a_click_on_a_map_cell_opens_that_head():
+    from attnlab.ui.pages.decoder.patching import CLICK_TRACE, clicked_head
+
+    at = open_page(PAGE, seq=SEQ, inside="heads")
+    traces = json.loads(at.get("plotly_chart")[2].proto.spec)["data"]
+    assert [tr["type"] for tr in traces] == ["heatmap", "scatter"] and CLICK_TRACE == 1
+    assert len(traces[1]["x"]) == 2 * 4 and traces[1]["marker"]["opacity"] == 0
+    event = {"selection": {"points": [{"curve_number": 1, "point_index": 6}]}}
+    assert clicked_head(event, 4) == (1, 2)
+    assert clicked_head({"selection": {"points": [{"curve_number": 0, "point_index": 6}]}}, 4) is None
+    assert clicked_head({"selection": {"points": []}}, 4) is None

@@ -10,13 +10,14 @@ every session; text and figures are built per session.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 import streamlit as st
 
 from attnlab import trained
 from attnlab.figures import dim_labels, matrix_figure
-from attnlab.figures.decoder import shares_figure
+from attnlab.figures.decoder import click_targets, shares_figure
 from attnlab.limits import MAX_DECODER_RUNS
 from attnlab.trained.patching import (
     Gap,
@@ -29,11 +30,13 @@ from attnlab.trained.patching import (
 )
 from attnlab.ui.app.i18n import t
 from attnlab.ui.app.text import code
-from attnlab.ui.app.widgets import chart, segmented, text_input
+from attnlab.ui.app.widgets import CHART_CONFIG, chart, segmented, text_input
 from attnlab.ui.pages.decoder.numbers import parse_symbols
 from attnlab.ui.pages.decoder.sections import CORRUPTIONS, DECODER, decoder, head_name, run_of
 
 SEED = 0  # the corruptions' seed: the same corrupt sequence on every visit
+MAP_KEY, HEAD_KEY = "decoder.patch.map", "decoder.patch_head"  # the clickable map and the head it opens
+CLICK_TRACE = 1  # the map's traces: the heatmap, then the invisible points (no "blocked" layer: no -inf share)
 
 
 @dataclass(frozen=True)
@@ -138,12 +141,37 @@ def heads_section(model: trained.Decoder, step: int, symbols: list[str]) -> None
     left, right = st.columns(2)
     with left:
         st.markdown(f"**{t('patching.map_patch')}**")
-        chart(shares_figure(maps.restored, rows, cols), "decoder.patch.map")
+        fig = click_targets(shares_figure(maps.restored, rows, cols), rows, cols, maps.restored)
+        st.plotly_chart(
+            fig,
+            width="stretch",
+            config=CHART_CONFIG,
+            key=MAP_KEY,
+            theme=None,
+            on_select=partial(open_clicked, model.n_heads),
+            selection_mode="points",
+        )
     with right:
         st.markdown(f"**{t('patching.map_ablate')}**")
         chart(shares_figure(maps.lost, rows, cols), "decoder.patch.ablate")
     explain(model, maps)
     both_runs(model, step, symbols, corrupt, maps)
+
+
+def open_clicked(n_heads: int) -> None:
+    """A click on the patching map (on a cell's invisible point) opens that head below (the chart's callback)."""
+    head = clicked_head(st.session_state[MAP_KEY], n_heads)
+    if head is not None:
+        st.session_state[HEAD_KEY] = head_name(*head)
+
+
+def clicked_head(event, n_heads: int) -> tuple[int, int] | None:
+    """The (layer, head) of the clicked cell in a chart selection event, or None if no cell point was clicked."""
+    points = [p for p in event.get("selection", {}).get("points", []) if p.get("curve_number") == CLICK_TRACE]
+    if not points:
+        return None
+    i = int(points[0]["point_index"])
+    return divmod(i, n_heads)
 
 
 def explain(model: trained.Decoder, maps: HeadMaps) -> None:
@@ -167,7 +195,7 @@ def explain(model: trained.Decoder, maps: HeadMaps) -> None:
 def both_runs(model: trained.Decoder, step: int, clean: list[str], corrupt: list[str], maps: HeadMaps) -> None:
     """One head (default: the one that restores most): its weights and output in the clean and corrupt runs."""
     names = [head_name(ly, hd) for ly in range(model.n_layers) for hd in range(model.n_heads)]
-    key = "decoder.patch_head"
+    key = HEAD_KEY
     if st.session_state.get(key) not in names:
         st.session_state[key] = head_name(*np.unravel_index(np.nanargmax(maps.restored), maps.restored.shape))
     picked = st.selectbox(t("patching.open_head"), names, key=key, help=t("patching.open_head_help"))
