@@ -142,7 +142,13 @@ def patch_heads(decoder: Decoder, clean, corrupt) -> np.ndarray:
 
 
 def patch_all(decoder: Decoder, clean, corrupt, heads=None) -> float:
-    """The share restored by patching several heads (default: all) at once."""
+    """The share restored by patching several heads (default: all) at once.
+
+    With every head patched and the runs differing only in their first period, the share is exactly 1 (0 off
+    in 40 sequences x both corruptions): at each position the metric reads (i >= p) the corrupt token is the
+    clean one, so the stream there is the clean stream term for term. It would fall short of 1 only if the
+    metric also read the period's edge (i = p - 1), whose own token the corruption changed.
+    """
     r = runs(decoder, clean, corrupt)
     every = [(ly, hd) for ly in range(decoder.n_layers) for hd in range(decoder.n_heads)]
     return float(restored(decoder, r, output_hooks(r, every if heads is None else heads))[0])
