@@ -252,18 +252,16 @@ def draw_random(vocab: tuple[str, ...]) -> None:
 
 
 def continue_greedily(step: int) -> None:
-    """Extend the sequence by N symbols, one model step at a time, each the model's best guess (a callback)."""
+    """Extend the sequence by N symbols, one cached model step at a time, each the model's best guess (a callback)."""
     ablate = ablated_now()
     model = decoder(DECODER["model"], step)
     symbols = parse_symbols(DECODER["seq"])
+    n = min(st.session_state["decoder.more"], model.max_len - len(symbols))
     added = []
-    for _ in range(st.session_state["decoder.more"]):
-        if not symbols or len(symbols) >= model.max_len or any(s not in model.vocab for s in symbols):
-            break
-        probs = run_of(DECODER["model"], step, tuple(symbols), ablate).probs[-1]  # (V,)
-        best = int(np.argmax(probs))
-        symbols.append(model.vocab[best])
-        added.append((model.vocab[best], float(probs[best])))
+    if model.problem(symbols) is None and n > 0:
+        steps = trained.generate(model, symbols, n, ablate)  # one new query row per step, through the K/V cache
+        added = [(s.symbol, float(s.probs.max())) for s in steps]
+        symbols += [symbol for symbol, _ in added]
     DECODER["seq"] = " ".join(symbols)
     st.session_state["decoder.added"] = added
 
