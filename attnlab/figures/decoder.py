@@ -31,8 +31,9 @@ def curves_figure(
     x_title: str,
     y_title: str,
     y_range: tuple[float, float] | None = None,
+    marks: Sequence[tuple[int, str]] = (),
 ) -> go.Figure:
-    """Named series over training steps, the checkpoint on screen marked by a vertical rule."""
+    """Named series over training steps, the checkpoint on screen marked by a vertical rule (and `marks`, labelled)."""
     palette = current()
     fig = go.Figure()
     for i, (name, values) in enumerate(series):
@@ -56,6 +57,8 @@ def curves_figure(
         yref="paper",
         line=dict(color=palette.highlight, width=2, dash="dot"),
     )
+    for step, text in marks:
+        fig.add_vline(x=step, line=dict(color=palette.line(3), width=2), annotation_text=esc(text))
     fig.update_xaxes(title=esc(x_title), gridcolor=palette.grid)
     fig.update_yaxes(title=esc(y_title), gridcolor=palette.grid, range=list(y_range) if y_range else None)
     return layout(fig, title, 300)

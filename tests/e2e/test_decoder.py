@@ -19,7 +19,7 @@ def test_a_live_run_redraws_its_progress_until_done_without_any_click(page, serv
     rerun(page, lambda: page.get_by_role("button", name="Start training").click())
     page.get_by_text("Done: 30 steps").wait_for(timeout=120_000)  # only the fragment's own polling gets it there
     assert no_exception(page) and "Step 30 of 30" in main_text(page)
-    assert chart_count(page) == charts + 1
+    assert chart_count(page) == charts + 2  # the live loss and the live head scores
 
 
 def test_clicking_a_cell_of_the_patching_map_opens_that_head_in_both_runs(page, server):
