@@ -12,6 +12,7 @@ import time
 from collections.abc import Iterator
 
 import streamlit as st
+import torch
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from attnlab.figures.decoder import curves_figure
@@ -38,6 +39,10 @@ def train_steps(recipe: str, steps: int, seed: int) -> Iterator[tuple[int, float
     cancel = threading.Event()
 
     def work() -> None:
+        # One intra-op thread for this worker thread only (OpenMP keeps the setting per thread, so the server's
+        # other threads keep theirs): on the 2-core server, two threads fighting the page's own work made a step
+        # about ten times slower and the run ran out of its budget before the change.
+        torch.set_num_threads(1)
         try:
             train_live(recipe, steps, lambda s, losses: out.put((s, losses)), cancel, seed)
             out.put(None)
