@@ -22,7 +22,7 @@ import time
 import torch
 
 from attnlab.trained import load, patch_heads
-from attnlab.trained.generate import step_cost, step_times
+from attnlab.trained.generation import step_cost, step_times
 from attnlab.trained.patching import redraw_first_period
 from attnlab.ui.pages.decoder.numbers import random_repeating
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from attnlab.trained.decoder import Decoder, DecoderRun, SymbolError, evaluate, load, run_dir
-from attnlab.trained.generate import CacheStep, generate
+from attnlab.trained.generation import CacheStep, generate
 from attnlab.trained.patching import patch_heads, patch_path
 
 __all__ = [

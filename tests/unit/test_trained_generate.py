@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from attnlab.trained import SymbolError, generate, load
-from attnlab.trained.generate import step_cost, step_times
+from attnlab.trained.generation import step_cost, step_times
 
 
 @pytest.fixture(scope="module", params=["induction-2l", "induction-1l"])

@@ -13,7 +13,7 @@ import streamlit as st
 from attnlab import trained
 from attnlab.figures import dim_labels, matrix_figure
 from attnlab.limits import DECODER_GEN_STEPS, MAX_DECODER_RUNS
-from attnlab.trained.generate import step_cost, step_times
+from attnlab.trained.generation import step_cost, step_times
 from attnlab.trained.patching import period
 from attnlab.ui.app.i18n import t
 from attnlab.ui.app.text import code
