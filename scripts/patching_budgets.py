@@ -5,7 +5,7 @@ usage: python scripts/patching_budgets.py [--repeats 30] [--symbols 40] [--threa
 
 The head map is what the page computes for it: the default corruption (first period redrawn) and
 `patch_heads` (the clean and corrupt runs, then one batched pass with a row per head). The step is one
-token fed on top of a filled cache (attnlab.trained.generate.step_times), beside a full forward pass on the
+token fed on top of a filled cache (attnlab.trained.generation.step_times), beside a full forward pass on the
 same prefix for comparison. With --page, also the Trained decoder page's rerun (AppTest, in-process) showing
 the head map after a new sequence, so the map is computed afresh each time. Medians and p90 in milliseconds;
 the machine's load is printed, since a shared CPU slows every figure.
