@@ -27,6 +27,8 @@ INDUCTION_CLEAR = 0.5  # weight on "what followed last time" from which the deco
 
 TRAINED_MAX_SYMBOLS = 64  # symbols one decoder run takes: the length its position embeddings were trained on
 TRAINED_LIVE_MAX_STEPS = 400  # steps a live training run on the page may take (one at a time per server)
+DECODER_GEN_STEPS = 16  # symbols the page's generation stepper adds (one cached step each)
+PATCH_MIN_GAP = 1e-3  # nats between the clean and corrupt metric below which a restored share is undefined (NaN)
 
 # Attention files (contract 9): what one uploaded or captured file may hold. 16 Mi values are 64 MiB in float32,
 # so the decoded tensors, the upload's bytes and the checks' temporaries stay well under MEMORY_CAP_BYTES.

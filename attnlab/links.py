@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from attnlab.limits import (
+    DECODER_GEN_STEPS,
     MAX_ATTN_HEADS,
     MAX_ATTN_TOKENS,
     MAX_COST_T,
@@ -48,6 +49,9 @@ INITS = ("random", "identity", "zeros")
 DECODER_MODELS = {"2l": "induction-2l", "1l": "induction-1l"}  # the URL's short name -> the shipped recipe
 LAST = -1  # the decoder's `step=-1`: the last checkpoint
 DECODER_SEQ = "k 3 x m q 7 k 3 x m q 7 k 3 x m q 7"
+DECODER_INSIDE = ("off", "generate", "heads", "paths")  # the "inside the circuit" sections: closed, or one of three
+DECODER_CORRUPTIONS = ("redraw", "shuffle", "typed")  # first period redrawn, first period shuffled, the user's own
+SHIPPED_HEADS = 4  # heads per layer in both shipped recipes (a test holds this to their log.json)
 REAL_VIEWS = ("model", "head", "stages", "finder", "rollout", "similarity", "qk")
 SOURCE_VIEWS = ("model", "head", "qk", "finder", "rollout")  # every view of an attention source
 NEURON_PRESETS = ("lab", "thinking")
@@ -154,6 +158,12 @@ def _decoder() -> tuple[Param, ...]:
         choice_param("model", "2l", tuple(DECODER_MODELS)),
         int_param("step", LAST, LAST, MAX_STEP),
         text_param("seq", DECODER_SEQ, MAX_DECODER_SEQ_CHARS),
+        choice_param("inside", "off", DECODER_INSIDE),
+        int_param("gen", 1, 1, DECODER_GEN_STEPS),
+        choice_param("corrupt", "redraw", DECODER_CORRUPTIONS),
+        text_param("corrupt_seq", "", MAX_DECODER_SEQ_CHARS),
+        choice_param("receiver", "2.1", tuple(f"{ly}.{hd}" for ly in (1, 2) for hd in range(1, SHIPPED_HEADS + 1))),
+        choice_param("into", "k", ("q", "k", "v")),
     )
 
 

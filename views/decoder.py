@@ -1,4 +1,4 @@
-"""Trained decoder: small causal models trained here, their predictions, heads, training and ablations, live."""
+"""Trained decoder: small causal models trained here, their predictions, heads, generation, patching and training."""
 
 import numpy as np
 import streamlit as st
@@ -6,6 +6,7 @@ import streamlit as st
 from attnlab.ui.app import state
 from attnlab.ui.app.i18n import t
 from attnlab.ui.app.widgets import segmented, text_input
+from attnlab.ui.pages.decoder import inside
 from attnlab.ui.pages.decoder import sections as dec
 from attnlab.ui.pages.decoder import yours as decoder_yours
 from attnlab.ui.pages.decoder.numbers import predictions
@@ -33,6 +34,7 @@ def main() -> None:
     preds = predictions(np.asarray(run.probs), run.tokens, symbols, model.vocab)
     predictions_section(run, symbols, preds)
     attention_section(model, run)
+    inside.section(model, step, symbols, ablate)
     dec.training(dec.DECODER["model"], step)
     decoder_yours.section(dec.MODELS[dec.DECODER["model"]])
 

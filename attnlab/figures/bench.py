@@ -178,7 +178,7 @@ def compare_figure(
     The rows are one slice already (one implementation, dtype, head size and mask); a set with no peak for
     its dtype draws nothing in the share chart, and rows that were not measured are never drawn.
     """
-    fig = go.Figure()
+    fig = new_figure()
     palette = current()
     for n, (label, rows, peaks) in enumerate(sets):
         rs = sorted((r for r in rows if r.ok and r.tflops is not None), key=lambda r: r.seq_len)

@@ -1,4 +1,4 @@
-"""Plotly builders for the trained-decoder page: a layer's heads side by side, curves over training with a marker."""
+"""Plotly builders for the trained-decoder page: heads side by side, training curves, maps of restored shares."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ import numpy as np
 import plotly.graph_objects as go
 
 from attnlab.figures.lines import layout
-from attnlab.figures.matrix import grid_figure
+from attnlab.figures.matrix import grid_figure, matrix_figure
 from attnlab.figures.palette import current
-from attnlab.figures.prebuilt import new_figure
-from attnlab.figures.text import esc
+from attnlab.figures.prebuilt import Prebuilt, new_figure
+from attnlab.figures.text import esc, unique_labels
 
 
 def layer_heads_figure(
@@ -31,8 +31,9 @@ def curves_figure(
     x_title: str,
     y_title: str,
     y_range: tuple[float, float] | None = None,
+    marks: Sequence[tuple[int, str]] = (),
 ) -> go.Figure:
-    """Named series over training steps, the checkpoint on screen marked by a vertical rule."""
+    """Named series over training steps, the checkpoint on screen marked by a vertical rule (and `marks`, labelled)."""
     palette = current()
     fig = new_figure()
     for i, (name, values) in enumerate(series):
@@ -56,6 +57,40 @@ def curves_figure(
         yref="paper",
         line=dict(color=palette.highlight, width=2, dash="dot"),
     )
+    for step, text in marks:
+        fig.add_vline(x=step, line=dict(color=palette.line(3), width=2), annotation_text=esc(text))
     fig.update_xaxes(title=esc(x_title), gridcolor=palette.grid)
     fig.update_yaxes(title=esc(y_title), gridcolor=palette.grid, range=list(y_range) if y_range else None)
     return layout(fig, title, 300)
+
+
+def shares_figure(shares: np.ndarray, rows: Sequence[str], cols: Sequence[str]) -> go.Figure:
+    """Shares of a gap (1 = all of it) with their values, on one scale from -1 to 1 (wider if a share is)."""
+    fig = matrix_figure(shares, rows, cols, text=True)
+    spec = fig.to_dict()
+    finite = np.abs(shares[np.isfinite(shares)])
+    bound = max(1.0, float(finite.max()) if finite.size else 1.0)
+    first = dict(spec["data"][0], zmin=-bound, zmax=bound, zmid=0.0)
+    return Prebuilt({**spec, "data": [first, *spec["data"][1:]]})
+
+
+def click_targets(fig: go.Figure, rows: Sequence[str], cols: Sequence[str], values: np.ndarray) -> go.Figure:
+    """The figure with an invisible point over every cell (heatmaps send no click events; points do).
+
+    Point i is cell (i // len(cols), i % len(cols)); its hover shows the cell's value.
+    """
+    spec = fig.to_dict()
+    x, y = unique_labels(cols), unique_labels(rows)
+    cells = [(r, c) for r in range(len(rows)) for c in range(len(cols))]
+    points = dict(
+        type="scatter",
+        mode="markers",
+        x=[x[c] for _, c in cells],
+        y=[y[r] for r, _ in cells],
+        customdata=[float(values[r, c]) for r, c in cells],
+        marker=dict(size=40, opacity=0, symbol="square"),
+        hovertemplate="%{y} · %{x}: <b>%{customdata:.2f}</b><extra></extra>",
+        showlegend=False,
+        name="click",
+    )
+    return Prebuilt({**spec, "data": [*spec["data"], points]})

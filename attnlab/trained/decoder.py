@@ -14,7 +14,7 @@ from attnlab.attention import AttentionSteps
 from attnlab.limits import TRAINED_MAX_SYMBOLS
 from attnlab.multihead import MultiHeadSteps
 from attnlab.trained.data import first_mask, repeating
-from attnlab.trained.model import AttnOnly, Config
+from attnlab.trained.model import AttnOnly, Config, zero_heads
 from attnlab.trained.training import EVAL_PERIODS, measure
 
 RUNS = Path(__file__).parent / "runs"
@@ -85,10 +85,10 @@ class Decoder:
         return torch.tensor([self._index[s] for s in seq])
 
     @torch.no_grad()
-    def forward(self, symbols, ablate=()) -> tuple[torch.Tensor, list[AttentionSteps], torch.Tensor]:
-        """Logits (1, T, V), every layer's attention stages and the input ids (T,) with the start marker."""
+    def forward(self, symbols, ablate=(), hooks=None) -> tuple[torch.Tensor, list[AttentionSteps], torch.Tensor]:
+        """Logits (1, T, V), every layer's attention stages and the input ids (T,); hooks as in `model`."""
         ids = self.ids(symbols)
-        logits, steps = self.model(ids[None], tuple(ablate))
+        logits, steps = self.model(ids[None], tuple(ablate), hooks)
         return logits, steps, ids
 
     def ids(self, symbols) -> torch.Tensor:
@@ -125,9 +125,10 @@ class Decoder:
     def layer_steps(self, run: DecoderRun, layer: int) -> MultiHeadSteps:
         """One layer on a run, ablations kept, shaped as the Playground's stage table reads it (batch dropped)."""
         ids = self.ids(run.tokens[1:])[None]  # (1, T)
-        x, _ = self.model.residual(ids, layer, run.ablate)  # (1, T, D): the stream entering this layer
-        s = self.model.layer_steps(x, layer)
-        concat = self.model.heads_concat(s, layer, run.ablate)  # (1, T, D)
+        hooks = zero_heads(run.ablate)
+        x, _ = self.model.residual(ids, layer, hooks=hooks)  # (1, T, D): the stream entering this layer
+        s = self.model.layer_steps(x, layer, hooks)
+        concat = self.model.heads_concat(s, layer, hooks)  # (1, T, D)
         q, k, v = (x @ self.model.w_qkv[layer])[0].chunk(3, dim=-1)  # (T, D) each, head h in columns h*d_k..
         heads = AttentionSteps(
             **{f: getattr(s, f)[0] for f in AttentionSteps.__dataclass_fields__ if f != "scale"}, scale=s.scale

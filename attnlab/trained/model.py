@@ -1,13 +1,37 @@
-"""Attention-only causal decoders whose every head goes through attnlab's own attention."""
+"""Attention-only causal decoders whose every head goes through attnlab's own attention, with hook points.
+
+Hook points, in the spirit of TransformerLens's: every head has four, named `hook_name(layer, head, point)`:
+"q", "k" and "v" are the residual stream (B, T, D) that the head reads for its query, key and value, and "out"
+is the head's output (B, T, d_k) before W_O. A hook is a function that takes the tensor and returns the one the
+forward pass goes on with; ablation, patching and recording are all hooks. With no hook at a point the forward
+pass is the plain one, bit for bit. A `KVCache` lets the same forward pass take only the newest tokens.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
 
 import torch
 from torch import nn
 
 from attnlab.attention import AttentionSteps, attention_steps
+
+POINTS = ("q", "k", "v", "out")  # a head's three inputs, then its output
+Hook = Callable[[torch.Tensor], torch.Tensor]
+Hooks = Mapping[str, Hook]
+NO_HOOKS: Hooks = MappingProxyType({})  # a read-only empty default
+
+
+def hook_name(layer: int, head: int, point: str) -> str:
+    """The name of one head's hook point, e.g. 'blocks.1.0.k': layer 1, head 0, its key input."""
+    return f"blocks.{layer}.{head}.{point}"
+
+
+def zero_heads(ablate) -> dict[str, Hook]:
+    """Ablation as hooks: each (layer, head) pair's output replaced by zeros."""
+    return {hook_name(int(ly), int(hd), "out"): torch.zeros_like for ly, hd in ablate}
 
 
 @dataclass(frozen=True)
@@ -19,6 +43,19 @@ class Config:
     d_model: int
     n_vocab: int  # symbols a user may type; the start marker is one more input id
     max_len: int
+
+
+@dataclass
+class KVCache:
+    """Every layer's keys and values so far, (B, H, t, d_k) each; the forward pass appends the new rows."""
+
+    keys: list[torch.Tensor] = field(default_factory=list)
+    values: list[torch.Tensor] = field(default_factory=list)
+
+    @property
+    def length(self) -> int:
+        """Tokens already in the cache (the next token's position)."""
+        return self.keys[0].size(-2) if self.keys else 0
 
 
 class AttnOnly(nn.Module):
@@ -38,35 +75,80 @@ class AttnOnly(nn.Module):
         self.w_o = nn.Parameter(randn(cfg.n_layers, d, d) * d**-0.5 / cfg.n_layers)
         self.unembed = nn.Parameter(randn(d, cfg.n_vocab) * d**-0.5)
 
-    def layer_steps(self, x: torch.Tensor, layer: int) -> AttentionSteps:
-        """One layer's attention stages for residual x (B, T, D), heads split as (B, H, T, d_k)."""
-        b, t, d = x.shape
-        h = self.cfg.n_heads
-        qkv = (x @ self.w_qkv[layer]).view(b, t, 3, h, d // h).permute(2, 0, 3, 1, 4)  # (3, B, H, T, d_k)
-        return attention_steps(qkv[0], qkv[1], qkv[2], is_causal=True)
+    def check_hooks(self, hooks: Hooks) -> None:
+        """Refuse a hook at a point this model does not have (a typo would otherwise patch nothing)."""
+        known = {
+            hook_name(ly, h, p) for ly in range(self.cfg.n_layers) for h in range(self.cfg.n_heads) for p in POINTS
+        }
+        unknown = sorted(set(hooks) - known)
+        if unknown:
+            raise ValueError(f"no hook point named {unknown[0]!r}; points look like {hook_name(0, 0, 'k')!r}")
 
-    def forward(self, ids: torch.Tensor, ablate=()) -> tuple[torch.Tensor, list[AttentionSteps]]:
+    def qkv(self, x: torch.Tensor, layer: int, hooks: Hooks) -> torch.Tensor:
+        """Q, K, V of every head (3, B, H, T, d_k); a head whose input is hooked reads the hooked stream."""
+        b, t, d = x.shape
+        h, dk = self.cfg.n_heads, d // self.cfg.n_heads
+        qkv = (x @ self.w_qkv[layer]).view(b, t, 3, h, dk).permute(2, 0, 3, 1, 4)  # (3, B, H, T, d_k)
+        hooked = [
+            (i, hd, hooks[n]) for i, p in enumerate("qkv") for hd in range(h) if (n := hook_name(layer, hd, p)) in hooks
+        ]
+        if not hooked:
+            return qkv
+        rows = [[qkv[i, :, hd] for hd in range(h)] for i in range(3)]
+        for i, hd, hook in hooked:
+            cols = slice(i * d + hd * dk, i * d + (hd + 1) * dk)
+            rows[i][hd] = hook(x) @ self.w_qkv[layer][:, cols]  # (B, T, d_k)
+        return torch.stack([torch.stack(r, 1) for r in rows])
+
+    def layer_steps(
+        self, x: torch.Tensor, layer: int, hooks: Hooks = NO_HOOKS, cache: KVCache | None = None
+    ) -> AttentionSteps:
+        """One layer's attention stages for residual x (B, T, D), heads split as (B, H, T, d_k).
+
+        With a cache, x holds only the new tokens: their keys and values are appended to the cache's and their
+        queries attend over all of it (causal within the new rows, bottom-right aligned).
+        """
+        q, k, v = self.qkv(x, layer, hooks)
+        if cache is None:
+            return attention_steps(q, k, v, is_causal=True)
+        if layer == len(cache.keys):  # this layer's first tokens
+            cache.keys.append(k[..., :0, :])
+            cache.values.append(v[..., :0, :])
+        k = cache.keys[layer] = torch.cat([cache.keys[layer], k], -2)  # (B, H, t, d_k)
+        v = cache.values[layer] = torch.cat([cache.values[layer], v], -2)
+        t_new, t_all = q.size(-2), k.size(-2)
+        if t_new == t_all:
+            return attention_steps(q, k, v, is_causal=True)
+        mask = None if t_new == 1 else torch.ones(t_new, t_all, dtype=torch.bool).tril(t_all - t_new)
+        return attention_steps(q, k, v, attn_mask=mask)
+
+    def forward(
+        self, ids: torch.Tensor, ablate=(), hooks: Hooks | None = None, cache: KVCache | None = None
+    ) -> tuple[torch.Tensor, list[AttentionSteps]]:
         """Logits (B, T, V) and every layer's attention stages; ablated (layer, head) outputs are zeroed."""
-        x, steps = self.residual(ids, self.cfg.n_layers, ablate)
+        x, steps = self.residual(ids, self.cfg.n_layers, ablate, hooks, cache)
         return x @ self.unembed, steps
 
-    def residual(self, ids: torch.Tensor, upto: int, ablate=()) -> tuple[torch.Tensor, list[AttentionSteps]]:
+    def residual(
+        self, ids: torch.Tensor, upto: int, ablate=(), hooks: Hooks | None = None, cache: KVCache | None = None
+    ) -> tuple[torch.Tensor, list[AttentionSteps]]:
         """The residual stream entering layer `upto` (B, T, D) and the attention stages of the layers before it."""
-        x = self.embed[ids] + self.pos[: ids.size(1)]  # (B, T, D)
+        hooks = {**zero_heads(ablate), **(hooks or {})}
+        self.check_hooks(hooks)
+        start = 0 if cache is None else cache.length
+        x = self.embed[ids] + self.pos[start : start + ids.size(1)]  # (B, T, D)
         steps = []
         for layer in range(upto):
-            s = self.layer_steps(x, layer)
-            x = x + self.heads_concat(s, layer, ablate) @ self.w_o[layer]
+            s = self.layer_steps(x, layer, hooks, cache)
+            x = x + self.heads_concat(s, layer, hooks) @ self.w_o[layer]
             steps.append(s)
         return x, steps
 
-    def heads_concat(self, s: AttentionSteps, layer: int, ablate=()) -> torch.Tensor:
-        """One layer's head outputs side by side (B, T, D), its ablated heads zeroed: what W_O reads."""
+    def heads_concat(self, s: AttentionSteps, layer: int, hooks: Hooks = NO_HOOKS) -> torch.Tensor:
+        """One layer's head outputs side by side (B, T, D), each through its "out" hook: what W_O reads."""
         b, _, t, _ = s.output.shape
         out = s.output  # (B, H, T, d_k)
-        off = [hd for (ly, hd) in ablate if ly == layer]
-        if off:
-            keep = torch.ones(self.cfg.n_heads, dtype=out.dtype)
-            keep[off] = 0.0
-            out = out * keep[None, :, None, None]
+        names = [hook_name(layer, hd, "out") for hd in range(self.cfg.n_heads)]
+        if any(n in hooks for n in names):
+            out = torch.stack([hooks[n](out[:, hd]) if n in hooks else out[:, hd] for hd, n in enumerate(names)], 1)
         return out.transpose(1, 2).reshape(b, t, -1)

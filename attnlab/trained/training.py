@@ -35,6 +35,10 @@ class Recipe:
 
 RECIPES = {"induction-2l": Recipe(n_layers=2), "induction-1l": Recipe(n_layers=1)}
 EVAL_PERIODS = (4, 12)  # the goals are measured on these periods
+# A page's live run: the same model, on 32 symbols and with a larger step. The shipped 2-layer run changes
+# between steps 240 and 400 (about 30-70 s here); this one changes near step 110-150 for seeds 0-3, in ~10 s.
+LIVE_CHANGES = {"length": 32, "periods": EVAL_PERIODS, "lr": 1e-2}
+SCORE_EVERY = 10  # a live run measures its heads' induction scores every this many steps
 
 
 def config(r: Recipe) -> Config:
@@ -86,15 +90,22 @@ def train(
     callback: Callable[[int, dict], None] | None = None,
     cancel: threading.Event | None = None,
     record: bool = True,
+    changes: dict | None = None,
+    score_every: int = 0,
 ) -> AttnOnly:
-    """Train recipe NAME; write checkpoints and log.json to out; call callback(step, losses) per step."""
+    """Train recipe NAME; write checkpoints and log.json to out; call callback(step, losses) per step.
+
+    `changes` overrides recipe fields (a live run's); with `score_every`, every that many steps the callback's
+    dict also has "induction": every head's induction score (L x H, flat) on a fixed probe batch.
+    """
     r = RECIPES[name]
-    r = Recipe(**{**asdict(r), "steps": steps or r.steps, "seed": r.seed if seed is None else seed})
+    r = Recipe(**{**asdict(r), **(changes or {}), "steps": steps or r.steps, "seed": r.seed if seed is None else seed})
     model = AttnOnly(config(r), torch.Generator().manual_seed(r.seed))  # a live run leaves the global RNG alone
     opt = torch.optim.AdamW(model.parameters(), lr=r.lr, weight_decay=0.01)
     gen = torch.Generator().manual_seed(r.seed + 1)
     saves = set(checkpoint_steps(r.steps)) if record and out is not None else set()
-    evals, log = eval_batch(), []
+    evals, log = eval_batch(length=r.length), []
+    probe = eval_batch(n=64, length=r.length) if score_every else None  # the live scores' fixed batch
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
     for step in range(r.steps + 1):
@@ -111,7 +122,10 @@ def train(
         opt.step()
         if callback is not None:
             with torch.no_grad():
-                callback(step + 1, split_losses(logits[:, :-1], ids, first_mask(ids)))
+                losses = split_losses(logits[:, :-1], ids, first_mask(ids))
+                if probe is not None and (step + 1) % score_every == 0:
+                    losses["induction"] = [x for row in measure(model, probe)["heads"]["induction"] for x in row]
+                callback(step + 1, losses)
     if out is not None and record:
         meta = {"recipe": name, **asdict(r), "vocab": list(VOCAB), "start": START, "checkpoints": log}
         (out / "log.json").write_text(json.dumps(meta, indent=1))
@@ -125,6 +139,17 @@ def train_live(
     cancel: threading.Event | None = None,
     seed: int | None = None,
 ) -> AttnOnly:
-    """A page's own short run: at most TRAINED_LIVE_MAX_STEPS steps, nothing written, cancellable."""
+    """A page's own short run of the recipe's live variant (LIVE_CHANGES): at most TRAINED_LIVE_MAX_STEPS steps,
+    nothing written, cancellable, its heads' induction scores measured every SCORE_EVERY steps."""
     capped = min(int(steps), TRAINED_LIVE_MAX_STEPS)
-    return train(name, None, capped, seed, callback=callback, cancel=cancel, record=False)
+    return train(
+        name,
+        None,
+        capped,
+        seed,
+        callback=callback,
+        cancel=cancel,
+        record=False,
+        changes=LIVE_CHANGES,
+        score_every=SCORE_EVERY,
+    )

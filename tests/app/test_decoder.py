@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import threading
 
 import numpy as np
 import pytest
+import torch
 
 from attnlab import trained
 from attnlab.limits import INDUCTION_CLEAR
@@ -158,7 +160,32 @@ def test_a_live_run_trains_with_progress_and_a_loss_curve():
         at.run()
     assert_clean(at)
     assert catalog("en")["decoder.live_done"].split("{")[0] in " ".join(texts(at, "success"))
-    assert len(at.get("plotly_chart")) == 2 + 2 + 1  # two layers, the curves, the live run's loss
+    assert len(at.get("plotly_chart")) == 2 + 2 + 2  # two layers, the curves, the live run's loss and head scores
+    not_yet = catalog("en")["livetrain.not_yet"].split("{")[0]
+    assert any(not_yet in c for c in texts(at, "caption")), "20 steps: no induction head yet, and the page says so"
+
+
+def test_the_default_live_run_crosses_the_change_and_marks_it(lang, monkeypatch):
+    """The steps, not the clock: on a shared test machine the 30 s budget is lifted (tests/unit covers the budget)."""
+    monkeypatch.setattr(RUNNER, "budget_s", 1e9)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    at = open_page(PAGE, lang=lang, model="2l", seq=SEQ)
+    assert at.number_input(key="decoder.live_steps").value == 200
+    start = [b for b in at.button if b.label == catalog(lang)["decoder.live_start"]][0]
+    start.click().run()
+    try:
+        while RUNNER.snapshot().running:  # wait on the runner itself: reruns meanwhile would slow the training
+            threading.Event().wait(0.2)
+    finally:
+        torch.set_num_threads(threads)
+    at.run()
+    assert_clean(at)
+    changed = catalog(lang)["livetrain.changed"].split("{")[0]
+    assert any(changed in str(m.value) for m in at.markdown), "the change is said with its step"
+    for index in (4, 5):  # the live loss and the live head scores, each with the change marked
+        shapes = json.loads(at.get("plotly_chart")[index].proto.spec)["layout"]["shapes"]
+        assert len(shapes) == 2  # the run's current step and the change
 
 
 def test_a_second_visitor_is_told_the_server_is_busy(lang):

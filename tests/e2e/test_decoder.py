@@ -19,4 +19,17 @@ def test_a_live_run_redraws_its_progress_until_done_without_any_click(page, serv
     rerun(page, lambda: page.get_by_role("button", name="Start training").click())
     page.get_by_text("Done: 12 steps").wait_for(timeout=120_000)  # only the fragment's own polling gets it there
     assert no_exception(page) and "Step 12 of 12" in main_text(page)
-    assert chart_count(page) == charts + 1
+    assert chart_count(page) == charts + 2  # the live loss and the live head scores
+
+
+def test_clicking_a_cell_of_the_patching_map_opens_that_head_in_both_runs(page, server):
+    open_app(page, server, "/decoder?lang=en&inside=heads&seq=k+3+x+m+q+7+k+3+x+m+q+7+k+3+x")
+    assert no_exception(page)
+    chart = page.locator('[data-testid="stPlotlyChart"]').nth(2)  # after the two layers' grids: the patching map
+    chart.scroll_into_view_if_needed()
+    box = chart.locator(".scatterlayer .trace").first.locator("path.point").nth(5).bounding_box()  # layer 2, head 2
+    x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+    page.mouse.move(x, y)
+    page.wait_for_selector(".hoverlayer .hovertext")  # Plotly clicks the point it is hovering
+    rerun(page, lambda: page.mouse.click(x, y))
+    assert no_exception(page) and "Head 2.2: patching restores" in main_text(page)

@@ -56,3 +56,17 @@ def test_time_left_follows_the_pace_within_the_budget():
     p = Progress("a", 100, started=0.0, steps=(25,), losses=(1.0,), running=True)
     assert p.left_s(now=10.0, budget_s=60.0) == 30  # 25 steps took 10 s: 75 more take 30 s
     assert p.left_s(now=10.0, budget_s=20.0) == 10  # but the budget ends it sooner
+
+
+def test_head_scores_are_kept_and_the_change_is_the_first_step_a_head_reaches_the_bar():
+    def train():
+        yield 1, 3.0
+        yield 10, 2.5, (0.1, 0.2, 0.1, 0.3)
+        yield 20, 1.0, (0.1, 0.6, 0.7, 0.3)
+        yield 30, 0.2, (0.1, 0.9, 0.9, 0.3)
+
+    runner = Runner(budget_s=1e9)
+    runner.start("a", 30, train)
+    p = wait_until_free(runner)
+    assert p.steps == (1, 10, 20, 30) and p.score_steps == (10, 20, 30) and p.scores[1] == (0.1, 0.6, 0.7, 0.3)
+    assert p.change(0.5) == (20, 2, 0.7) and p.change(0.95) is None

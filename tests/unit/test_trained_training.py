@@ -51,3 +51,18 @@ def test_a_live_run_is_capped(monkeypatch):
     monkeypatch.setattr(training, "TRAINED_LIVE_MAX_STEPS", 3)
     training.train_live("induction-1l", 1000, lambda step, losses: seen.append(step))
     assert seen == [1, 2, 3] and TRAINED_LIVE_MAX_STEPS >= 100
+
+
+def test_the_live_variant_crosses_the_change_within_the_default_steps():
+    """The page's default live run (200 steps, seed 0) forms an induction head; the 1-layer control does not."""
+    torch.set_num_threads(1)
+    found = {}
+    for name in ("induction-2l", "induction-1l"):
+        seen = []
+        training.train_live(name, 200, lambda step, losses, seen=seen: seen.append((step, losses)))
+        scored = [(s, max(x["induction"])) for s, x in seen if "induction" in x]
+        assert [s for s, _ in scored] == list(range(10, 201, 10))
+        found[name] = next((s for s, score in scored if score >= 0.5), None), seen[-1][1]["loss_repeat"]
+    step, loss = found["induction-2l"]
+    assert step is not None and step <= 180 and loss < 0.5
+    assert found["induction-1l"][0] is None

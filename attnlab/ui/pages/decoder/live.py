@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 
 from attnlab.limits import LIVE_TRAIN_BUDGET_S
 
-StepFn = Callable[[], Iterable[tuple[int, float]]]  # yields (step, loss) as training goes
+StepFn = Callable[[], Iterable[tuple]]  # yields (step, loss) or (step, loss, head scores or None) as training goes
 
 
 @dataclass(frozen=True)
@@ -27,11 +27,21 @@ class Progress:
     losses: tuple[float, ...] = ()
     running: bool = False
     ended: str = ""  # "", "done", "budget" (stopped at the time cap) or "failed: <reason>"
+    score_steps: tuple[int, ...] = ()  # the steps at which the heads were scored
+    scores: tuple[tuple[float, ...], ...] = ()  # every head's induction score (L x H, flat) at those steps
 
     @property
     def done(self) -> int:
         """Steps completed."""
         return self.steps[-1] if self.steps else 0
+
+    def change(self, threshold: float) -> tuple[int, int, float] | None:
+        """The first scored step at which some head's induction score reached `threshold`: (step, head, score)."""
+        for step, row in zip(self.score_steps, self.scores, strict=True):
+            best = max(range(len(row)), key=row.__getitem__)
+            if row[best] >= threshold:
+                return step, best, row[best]
+        return None
 
     def left_s(self, now: float, budget_s: float) -> int:
         """About how many seconds until the run ends: from its pace, never past its time budget."""
@@ -66,10 +76,14 @@ class Runner:
         """Run the steps, recording each loss, until done, out of time or failed."""
         ended = "done"
         try:
-            for step, loss in train():
+            for step, loss, *more in train():
+                scores = more[0] if more else None
                 with self.lock:
                     p = self.progress
-                    self.progress = replace(p, steps=(*p.steps, step), losses=(*p.losses, float(loss)))
+                    p = replace(p, steps=(*p.steps, step), losses=(*p.losses, float(loss)))
+                    if scores is not None:
+                        p = replace(p, score_steps=(*p.score_steps, step), scores=(*p.scores, tuple(scores)))
+                    self.progress = p
                 if time.monotonic() - p.started > self.budget_s:
                     ended = "budget"
                     break

@@ -30,6 +30,7 @@ from attnlab.ui.parts.stages import STAGES, StageView, draw
 
 MODELS, LAST, DEFAULT_SEQ = links.DECODER_MODELS, links.LAST, links.DECODER_SEQ  # recipes, `step=-1`, first input
 DECODER = PageState("decoder", links.params("decoder"))
+INSIDE, CORRUPTIONS, SHIPPED_HEADS = links.DECODER_INSIDE, links.DECODER_CORRUPTIONS, links.SHIPPED_HEADS
 SCORES = ("previous", "duplicate", "induction")  # the head scores log.json keeps per checkpoint
 
 
@@ -233,18 +234,16 @@ def draw_random(vocab: tuple[str, ...]) -> None:
 
 
 def continue_greedily(step: int) -> None:
-    """Extend the sequence by N symbols, one model step at a time, each the model's best guess (a callback)."""
+    """Extend the sequence by N symbols, one cached model step at a time, each the model's best guess (a callback)."""
     ablate = ablated_now()
     model = decoder(DECODER["model"], step)
     symbols = parse_symbols(DECODER["seq"])
+    n = min(st.session_state["decoder.more"], model.max_len - len(symbols))
     added = []
-    for _ in range(st.session_state["decoder.more"]):
-        if not symbols or len(symbols) >= model.max_len or any(s not in model.vocab for s in symbols):
-            break
-        probs = run_of(DECODER["model"], step, tuple(symbols), ablate).probs[-1]  # (V,)
-        best = int(np.argmax(probs))
-        symbols.append(model.vocab[best])
-        added.append((model.vocab[best], float(probs[best])))
+    if model.problem(symbols) is None and n > 0:
+        steps = trained.generate(model, symbols, n, ablate)  # one new query row per step, through the K/V cache
+        added = [(s.symbol, float(s.probs.max())) for s in steps]
+        symbols += [symbol for symbol, _ in added]
     DECODER["seq"] = " ".join(symbols)
     st.session_state["decoder.added"] = added
 

@@ -12,17 +12,19 @@ import time
 from collections.abc import Iterator
 
 import streamlit as st
+import torch
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from attnlab.figures.decoder import curves_figure
-from attnlab.limits import LIVE_TRAIN_BUDGET_S, TRAINED_LIVE_MAX_STEPS
-from attnlab.trained.training import train_live
+from attnlab.limits import INDUCTION_CLEAR, LIVE_TRAIN_BUDGET_S, TRAINED_LIVE_MAX_STEPS
+from attnlab.trained.training import LIVE_CHANGES, SCORE_EVERY, Recipe, train_live
 from attnlab.ui.app.i18n import t
 from attnlab.ui.app.text import code
 from attnlab.ui.app.widgets import chart
 from attnlab.ui.pages.decoder.live import RUNNER, Progress
 
 POLL_S = 1.0  # how often a session watching its own run redraws the progress
+N_HEADS = Recipe(n_layers=1).n_heads  # both recipes keep the default head count (splits the flat score rows)
 
 
 def session_id() -> str:
@@ -37,6 +39,10 @@ def train_steps(recipe: str, steps: int, seed: int) -> Iterator[tuple[int, float
     cancel = threading.Event()
 
     def work() -> None:
+        # One intra-op thread for this worker thread only (OpenMP keeps the setting per thread, so the server's
+        # other threads keep theirs): on the 2-core server, two threads fighting the page's own work made a step
+        # about ten times slower and the run ran out of its budget before the change.
+        torch.set_num_threads(1)
         try:
             train_live(recipe, steps, lambda s, losses: out.put((s, losses)), cancel, seed)
             out.put(None)
@@ -49,7 +55,7 @@ def train_steps(recipe: str, steps: int, seed: int) -> Iterator[tuple[int, float
             if isinstance(item, Exception):
                 raise item
             step, losses = item
-            yield step, float(losses["loss_repeat"])
+            yield step, float(losses["loss_repeat"]), losses.get("induction")
     finally:
         cancel.set()
 
@@ -67,6 +73,7 @@ def section(recipe: str) -> None:
     st.caption(
         t("decoder.yours_help", cap=TRAINED_LIVE_MAX_STEPS, budget=round(LIVE_TRAIN_BUDGET_S), recipe=code(recipe))
     )
+    st.caption(t("livetrain.variant", length=LIVE_CHANGES["length"], lr=LIVE_CHANGES["lr"], every=SCORE_EVERY))
     cols = st.columns(3)
     cols[0].number_input(
         t("decoder.live_steps"), 1, TRAINED_LIVE_MAX_STEPS, min(200, TRAINED_LIVE_MAX_STEPS), key="decoder.live_steps"
@@ -108,9 +115,45 @@ def draw(p: Progress) -> None:
         st.info(t("decoder.live_budget", budget=round(LIVE_TRAIN_BUDGET_S), done=p.done))
     elif p.ended == "done":
         st.success(t("decoder.live_done", total=p.total, loss=f"{p.losses[-1]:.3f}"))
-    if p.steps:
-        series = [(t("decoder.live_loss"), list(p.losses))]
-        fig = curves_figure(
-            list(p.steps), series, p.done, t("decoder.live_curve"), t("decoder.step"), t("decoder.nats")
+    if not p.steps:
+        return
+    change = p.change(INDUCTION_CLEAR)
+    marks = [] if change is None else [(change[0], t("livetrain.mark"))]
+    series = [(t("decoder.live_loss"), list(p.losses))]
+    fig = curves_figure(
+        list(p.steps), series, p.done, t("decoder.live_curve"), t("decoder.step"), t("decoder.nats"), marks=marks
+    )
+    chart(fig, "decoder.live_chart")
+    if p.scores:
+        scores(p, change, marks)
+
+
+def scores(p: Progress, change: tuple[int, int, float] | None, marks: list) -> None:
+    """Every head's induction score so far, and the change said with its numbers (or that it has not come yet)."""
+    heads = len(p.scores[0]) // N_HEADS
+    names = [f"{ly + 1}.{hd + 1}" for ly in range(heads) for hd in range(N_HEADS)]
+    series = [(t("decoder.head_title", name=n), [row[i] for row in p.scores]) for i, n in enumerate(names)]
+    title = t("livetrain.scores_curve")
+    fig = curves_figure(
+        list(p.score_steps), series, p.done, title, t("decoder.step"), t("decoder.score"), (0, 1), marks
+    )
+    chart(fig, "decoder.live_scores")
+    last = p.scores[-1]
+    best = max(range(len(last)), key=last.__getitem__)
+    if change is None:
+        st.caption(t("livetrain.not_yet", head=names[best], score=f"{last[best]:.2f}", clear=INDUCTION_CLEAR))
+        return
+    step, head, score = change
+    before = p.losses[p.steps.index(step)] if step in p.steps else p.losses[0]
+    st.markdown(
+        t(
+            "livetrain.changed",
+            step=step,
+            head=names[head],
+            score=f"{score:.2f}",
+            clear=INDUCTION_CLEAR,
+            first=f"{p.losses[0]:.2f}",
+            at=f"{before:.2f}",
+            last=f"{p.losses[-1]:.2f}",
         )
-        chart(fig, "decoder.live_chart")
+    )
