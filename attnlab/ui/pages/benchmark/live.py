@@ -31,7 +31,8 @@ def run_button(make_config: Callable[[], BenchConfig], runnable: bool) -> None:
     """The Run button: start this session's sweep with the settings on screen now, or keep how long to wait."""
     if st.session_state.pop(START_KEY, False) and runnable:
         config = make_config()
-        if not BENCH.start(session_id(), config.total, lambda: sweep_documents(config)):
+        started = BENCH.start(session_id(), config.total, lambda: sweep_documents(config))
+        if not started and BENCH.snapshot().owner != session_id():  # a double click on one's own run says nothing
             st.session_state[BUSY_KEY] = BENCH.wait_s()
     p = BENCH.snapshot()
     mine = p.owner == session_id() and p.running
