@@ -2,7 +2,8 @@
 
 A page starts a run for its session; a session that asks while another's run is going is refused and told how
 long that one has left (the caller keeps its own settings: nothing of a refused request is stored). The worker
-only appends what each step yields under a lock; every session draws its own text and figures from a copy.
+only records what each step yields, under a lock, through its `Progress` kind's `add`; every session draws its
+own text and figures from a copy. A page subclasses `Progress` to keep what its steps give (losses, a document).
 """
 
 from __future__ import annotations
@@ -12,18 +13,17 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 
-StepFn = Callable[[], Iterable[tuple[int, object]]]  # yields (step, value) as the run goes: a loss, a document so far
+StepFn = Callable[[], Iterable[tuple]]  # yields (step, what the step gave...) as the run goes
 
 
 @dataclass(frozen=True)
 class Progress:
-    """What a page needs to draw a run: whose it is, how far it got, what each step gave, how it ended."""
+    """What a page needs to draw a run: whose it is, how far it got, how it ended."""
 
     owner: str = ""
     total: int = 0
     started: float = 0.0
     steps: tuple[int, ...] = ()
-    values: tuple[object, ...] = ()
     running: bool = False
     ended: str = ""  # "", "done", "budget" (stopped at the time cap) or "failed: <reason>"
 
@@ -31,6 +31,10 @@ class Progress:
     def done(self) -> int:
         """Steps completed."""
         return self.steps[-1] if self.steps else 0
+
+    def add(self, step: int, *_: object) -> Progress:
+        """One more step (a subclass keeps what the step gave)."""
+        return replace(self, steps=(*self.steps, step))
 
     def left_s(self, now: float, budget_s: float) -> int:
         """About how many seconds until the run ends: from its pace, never past its time budget."""
@@ -45,8 +49,12 @@ class Runner:
 
     budget_s: float
     name: str = "attnlab-live"
-    progress: Progress = field(default_factory=Progress)
+    kind: type[Progress] = Progress
+    progress: Progress = field(init=False)
     lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def __post_init__(self) -> None:
+        self.progress = self.kind()
 
     def snapshot(self) -> Progress:
         """A copy of the progress, safe to draw from."""
@@ -63,18 +71,17 @@ class Runner:
         with self.lock:
             if self.progress.running:
                 return False
-            self.progress = Progress(owner, total, time.monotonic(), running=True)
+            self.progress = self.kind(owner, total, time.monotonic(), running=True)
         threading.Thread(target=self._work, args=(work,), daemon=True, name=self.name).start()
         return True
 
     def _work(self, work: StepFn) -> None:
-        """Run the steps, keeping what each yields, until done, out of time or failed."""
+        """Run the steps, recording each, until done, out of time or failed."""
         ended = "done"
         try:
-            for step, value in work():
+            for item in work():
                 with self.lock:
-                    p = self.progress
-                    self.progress = replace(p, steps=(*p.steps, step), values=(*p.values, value))
+                    p = self.progress = self.progress.add(*item)
                 if time.monotonic() - p.started > self.budget_s:
                     ended = "budget"
                     break

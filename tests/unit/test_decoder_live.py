@@ -23,18 +23,18 @@ def test_a_second_run_is_refused_while_one_goes_then_allowed():
         go.wait()
         yield from ((s, 1.0 / s) for s in range(1, 6))
 
-    runner = Runner(1e9)
+    runner = Runner(budget_s=1e9)
     assert runner.start("a", 5, train)
     assert not runner.start("b", 5, train)
     assert runner.snapshot().owner == "a"
     go.set()
     p = wait_until_free(runner)
-    assert p.ended == "done" and p.steps == (1, 2, 3, 4, 5) and p.values == tuple(1.0 / s for s in range(1, 6))
+    assert p.ended == "done" and p.steps == (1, 2, 3, 4, 5) and p.losses == tuple(1.0 / s for s in range(1, 6))
     assert runner.start("b", 5, train) and wait_until_free(runner).owner == "b"
 
 
 def test_the_time_budget_stops_a_run():
-    runner = Runner(0.0)
+    runner = Runner(budget_s=0.0)
     runner.start("a", 1000, lambda: ((s, 0.5) for s in range(1, 1001)))
     p = wait_until_free(runner)
     assert p.ended == "budget" and p.done < 1000
@@ -45,7 +45,7 @@ def test_a_failing_run_says_why_and_frees_the_slot():
         yield 1, 2.0
         raise RuntimeError("out of memory")
 
-    runner = Runner(1e9)
+    runner = Runner(budget_s=1e9)
     runner.start("a", 10, train)
     p = wait_until_free(runner)
     assert p.ended == "failed: out of memory" and p.steps == (1,)
@@ -53,6 +53,6 @@ def test_a_failing_run_says_why_and_frees_the_slot():
 
 
 def test_time_left_follows_the_pace_within_the_budget():
-    p = Progress("a", 100, started=0.0, steps=(25,), values=(1.0,), running=True)
+    p = Progress("a", 100, started=0.0, steps=(25,), losses=(1.0,), running=True)
     assert p.left_s(now=10.0, budget_s=60.0) == 30  # 25 steps took 10 s: 75 more take 30 s
     assert p.left_s(now=10.0, budget_s=20.0) == 10  # but the budget ends it sooner

@@ -13,6 +13,7 @@ from attnlab.bench import BenchConfig, sweep_documents
 from attnlab.bench.busy import BusyMeter
 from attnlab.limits import BUSY_OTHER_CORES
 from attnlab.live import Progress, Runner
+from attnlab.ui.pages.benchmark.live import Sweep
 
 TINY = BenchConfig(
     device="cpu",
@@ -43,7 +44,7 @@ def test_one_sweep_at_a_time_the_second_caller_is_told_how_long_and_nothing_of_i
         gate.wait()
         yield from sweep_documents(TINY)
 
-    runner = Runner(100.0)
+    runner = Runner(100.0, kind=Sweep)
     assert runner.wait_s() == 0  # idle: a run can start now
     assert runner.start("a", TINY.total, first)
     before = runner.snapshot()
@@ -54,7 +55,7 @@ def test_one_sweep_at_a_time_the_second_caller_is_told_how_long_and_nothing_of_i
     gate.set()
     p = wait_until_free(runner)
     assert p.owner == "a" and p.ended == "done" and p.steps == (1, 2, 3, 4)
-    doc = p.values[-1]
+    doc = p.doc
     assert [(r["impl"], r["seq_len"]) for r in doc["results"]] == [
         ("explicit", 16),
         ("sdpa", 16),
@@ -62,16 +63,22 @@ def test_one_sweep_at_a_time_the_second_caller_is_told_how_long_and_nothing_of_i
         ("sdpa", 32),
     ]
     assert doc["env"]["config"]["seq_lens"] == (16, 32) and doc["env"]["machine_load"]["cores"] >= 1
-    assert [len(v["results"]) for v in p.values] == [1, 2, 3, 4]  # a document after every row, each whole
     assert runner.start("b", second.total, lambda: sweep_documents(second))
-    assert wait_until_free(runner).values[-1]["results"][0]["impl"] == "tiled"
+    assert wait_until_free(runner).doc["results"][0]["impl"] == "tiled"
+
+
+def test_a_sweep_yields_a_whole_document_after_every_row():
+    docs = list(sweep_documents(TINY))
+    assert [n for n, _ in docs] == [1, 2, 3, 4] and [len(d["results"]) for _, d in docs] == [1, 2, 3, 4]
+    assert all(d["env"]["machine_load"]["window_s"] >= 0 for _, d in docs)
+    assert docs[1][1]["results"][0] is docs[3][1]["results"][0]  # rows shared, never copied or changed
 
 
 def test_the_wait_follows_the_running_sweeps_pace():
     runner = Runner(60.0)
-    runner.progress = Progress("a", 20, started=time.monotonic() - 10.0, steps=(5,), values=({},), running=True)
+    runner.progress = Progress("a", 20, started=time.monotonic() - 10.0, steps=(5,), running=True)
     assert runner.wait_s() == 30  # 5 rows took 10 s: 15 more take about 30 s
-    runner.progress = Progress("a", 20, started=time.monotonic() - 50.0, steps=(5,), values=({},), running=True)
+    runner.progress = Progress("a", 20, started=time.monotonic() - 50.0, steps=(5,), running=True)
     assert runner.wait_s() == 10  # the budget ends it sooner
 
 

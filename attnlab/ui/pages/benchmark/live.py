@@ -9,6 +9,7 @@ machine was otherwise (`attnlab.bench.busy`), and the page says it beside the ru
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass, replace
 
 import streamlit as st
 
@@ -20,7 +21,19 @@ from attnlab.ui.app.state import session_id
 from attnlab.ui.app.text import code
 from attnlab.ui.pages.benchmark import results as ui
 
-BENCH = Runner(LIVE_BENCH_BUDGET_S, "attnlab-live-bench")  # one per server process, shared by every session
+
+@dataclass(frozen=True)
+class Sweep(Progress):
+    """A live sweep's progress: rows done, and the whole document after the latest row."""
+
+    doc: dict | None = None
+
+    def add(self, step: int, doc: dict) -> Sweep:
+        """One more row, and the document that now holds it."""
+        return replace(self, steps=(*self.steps, step), doc=doc)
+
+
+BENCH = Runner(LIVE_BENCH_BUDGET_S, "attnlab-live-bench", Sweep)  # one per server process, shared by every session
 RESULT_KEY = "_bench.last_run"
 BUSY_KEY = "_bench.busy"
 START_KEY = "_bench.start"  # set by the button's click; the sweep starts below it, with this run's settings
@@ -65,10 +78,10 @@ def section() -> None:
     this_run()
 
 
-def collect(p: Progress) -> None:
+def collect(p: Sweep) -> None:
     """Keep this session's finished sweep (its last document) and say how it ended when not done."""
-    if p.values:
-        st.session_state[RESULT_KEY] = p.values[-1]
+    if p.doc:
+        st.session_state[RESULT_KEY] = p.doc
     if p.ended.startswith("failed"):
         st.error(t("benchmark.run_failed"), icon=":material/error:")
         st.caption(t("common.library_said", detail=code(p.ended.removeprefix("failed: "), 300)))
@@ -82,10 +95,10 @@ def live() -> None:
     p = BENCH.snapshot()
     if not p.running:
         st.rerun()
-    if not p.values:
+    if not p.doc:
         st.progress(0.0, text=t("benchmark.starting", total=p.total))
         return
-    doc = p.values[-1]
+    doc = p.doc
     row = doc["results"][-1]
     text = t("benchmark.progress", done=p.done, total=p.total, impl=row["impl"], t=row["seq_len"])
     st.progress(min(p.done / max(p.total, 1), 1.0), text=text)

@@ -12,17 +12,23 @@ import time
 from collections.abc import Iterator
 
 import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from attnlab.figures.decoder import curves_figure
 from attnlab.limits import LIVE_TRAIN_BUDGET_S, TRAINED_LIVE_MAX_STEPS
 from attnlab.trained.training import train_live
 from attnlab.ui.app.i18n import t
-from attnlab.ui.app.state import session_id
 from attnlab.ui.app.text import code
 from attnlab.ui.app.widgets import chart
 from attnlab.ui.pages.decoder.live import RUNNER, Progress
 
 POLL_S = 1.0  # how often a session watching its own run redraws the progress
+
+
+def session_id() -> str:
+    """This browser session's id (the run's owner)."""
+    ctx = get_script_run_ctx()
+    return ctx.session_id if ctx else ""
 
 
 def train_steps(recipe: str, steps: int, seed: int) -> Iterator[tuple[int, float]]:
@@ -101,9 +107,9 @@ def draw(p: Progress) -> None:
     elif p.ended == "budget":
         st.info(t("decoder.live_budget", budget=round(LIVE_TRAIN_BUDGET_S), done=p.done))
     elif p.ended == "done":
-        st.success(t("decoder.live_done", total=p.total, loss=f"{p.values[-1]:.3f}"))
+        st.success(t("decoder.live_done", total=p.total, loss=f"{p.losses[-1]:.3f}"))
     if p.steps:
-        series = [(t("decoder.live_loss"), list(p.values))]
+        series = [(t("decoder.live_loss"), list(p.losses))]
         fig = curves_figure(
             list(p.steps), series, p.done, t("decoder.live_curve"), t("decoder.step"), t("decoder.nats")
         )
