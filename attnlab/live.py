@@ -13,6 +13,8 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 
+from attnlab.limits import MAX_FINISHED_RUNS
+
 StepFn = Callable[[], Iterable[tuple]]  # yields (step, what the step gave...) as the run goes
 
 
@@ -51,6 +53,7 @@ class Runner:
     name: str = "attnlab-live"
     kind: type[Progress] = Progress
     progress: Progress = field(init=False)
+    finished: dict[str, Progress] = field(default_factory=dict)  # owner -> their last ended run, until taken
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def __post_init__(self) -> None:
@@ -75,6 +78,11 @@ class Runner:
         threading.Thread(target=self._work, args=(work,), daemon=True, name=self.name).start()
         return True
 
+    def take(self, owner: str) -> Progress | None:
+        """`owner`'s ended run, once: kept apart, so a run someone else starts at once does not hide it."""
+        with self.lock:
+            return self.finished.pop(owner, None)
+
     def _work(self, work: StepFn) -> None:
         """Run the steps, recording each, until done, out of time or failed."""
         ended = "done"
@@ -89,3 +97,6 @@ class Runner:
             ended = f"failed: {failure}"
         with self.lock:
             self.progress = replace(self.progress, running=False, ended=ended)
+            self.finished[self.progress.owner] = self.progress
+            while len(self.finished) > MAX_FINISHED_RUNS:  # owners who never came back for theirs
+                del self.finished[next(iter(self.finished))]

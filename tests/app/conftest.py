@@ -55,6 +55,7 @@ def forget_run(runner) -> None:
     finish_run(None, runner)
     with runner.lock:
         runner.progress = type(runner.progress)()
+        runner.finished.clear()
 
 
 def assert_clean(at: AppTest) -> None:

@@ -148,6 +148,20 @@ def test_a_second_visitor_is_told_a_run_is_going_and_keeps_their_settings(lang):
             threading.Event().wait(0.01)
 
 
+def test_a_sweep_that_fails_says_why_once_it_has_ended(lang):
+    def failing():
+        yield from ()  # fails before its first row
+        raise RuntimeError("[out of memory](http://x)")
+
+    at = visit(lang=lang, **TINY)
+    assert BENCH.start("test session id", 5, failing)  # the id AppTest gives every session
+    finish_run(at, BENCH)
+    assert_clean(at)
+    assert catalog(lang)["benchmark.run_failed"] in texts(at, "error")
+    assert any("`[out of memory](http://x)`" in c for c in texts(at, "caption"))  # PyTorch's words as code
+    assert BENCH.take("test session id") is None  # collected by the page, once
+
+
 def test_sizes_past_the_memory_cap_are_refused_naming_the_cap(lang):
     at = visit(lang=lang, seq="64,16384", heads="8", dtype="float32")
     assert_clean(at)

@@ -112,3 +112,31 @@ def test_a_real_reading_is_bounded_by_the_machine():
     load = meter.read()
     assert busy.busy_cpu_s() is not None  # Linux: /proc/stat is read
     assert 0.0 <= load["other_busy_cores"] <= load["cores"] and isinstance(load["busy"], bool)
+
+
+def test_an_ended_run_waits_for_its_owner_even_when_another_starts_at_once():
+    runner = Runner(100.0, kind=Sweep)
+    runner.start("a", TINY.total, lambda: sweep_documents(TINY))
+    wait_until_free(runner)
+    gate = threading.Event()
+
+    def held():
+        gate.wait()
+        yield 1, {}
+
+    assert runner.start("b", 1, held)  # b takes the slot before a looks
+    mine = runner.take("a")
+    assert mine.owner == "a" and mine.ended == "done" and len(mine.doc["results"]) == TINY.total
+    assert runner.take("a") is None and runner.take("b") is None  # once; b's has not ended
+    gate.set()
+    wait_until_free(runner)
+    assert runner.take("b").ended == "done"
+
+
+def test_ended_runs_nobody_collects_are_bounded(monkeypatch):
+    monkeypatch.setattr("attnlab.live.MAX_FINISHED_RUNS", 3)
+    runner = Runner(100.0)
+    for owner in "abcde":
+        runner.start(owner, 1, lambda: iter([(1,)]))
+        wait_until_free(runner)
+    assert list(runner.finished) == ["c", "d", "e"]  # the oldest went first

@@ -36,6 +36,7 @@ class Sweep(Progress):
 BENCH = Runner(LIVE_BENCH_BUDGET_S, "attnlab-live-bench", Sweep)  # one per server process, shared by every session
 RESULT_KEY = "_bench.last_run"
 BUSY_KEY = "_bench.busy"
+ENDED_KEY = "_bench.ended"  # this session's last sweep: ("done", "budget" or "failed: <reason>", rows done, rows)
 START_KEY = "_bench.start"  # set by the button's click; the sweep starts below it, with this run's settings
 POLL_S = 1.0  # how often the session whose sweep is going redraws its progress
 
@@ -63,30 +64,37 @@ def section() -> None:
     """The busy message, this session's sweep while it goes, then the last one it finished."""
     busy = st.session_state.pop(BUSY_KEY, None)
     p = BENCH.snapshot()
-    mine = p.owner == session_id()
+    mine = p.owner == session_id() and p.running
     if busy is not None:
         st.warning(
             t("benchmark.busy", seconds=busy, budget=round(LIVE_BENCH_BUDGET_S)), icon=":material/hourglass_top:"
         )
     elif p.running and not mine:
         st.info(t("benchmark.busy_now", seconds=BENCH.wait_s()), icon=":material/hourglass_top:")
-    if mine and p.running:
+    if mine:
         live()
         return
-    if mine and p.ended:
-        collect(p)
+    if (ended := BENCH.take(session_id())) is not None:
+        collect(ended)
+    how_it_ended()
     this_run()
 
 
 def collect(p: Sweep) -> None:
-    """Keep this session's finished sweep (its last document) and say how it ended when not done."""
+    """Keep this session's ended sweep: its last document (what it measured) and how it ended."""
     if p.doc:
         st.session_state[RESULT_KEY] = p.doc
-    if p.ended.startswith("failed"):
+    st.session_state[ENDED_KEY] = (p.ended, p.done, p.total)
+
+
+def how_it_ended() -> None:
+    """Say why this session's last sweep stopped early (an error, the time budget); nothing when it was done."""
+    ended, done, total = st.session_state.get(ENDED_KEY, ("", 0, 0))
+    if ended.startswith("failed"):
         st.error(t("benchmark.run_failed"), icon=":material/error:")
-        st.caption(t("common.library_said", detail=code(p.ended.removeprefix("failed: "), 300)))
-    elif p.ended == "budget":
-        st.info(t("benchmark.run_budget", budget=round(LIVE_BENCH_BUDGET_S), done=p.done, total=p.total))
+        st.caption(t("common.library_said", detail=code(ended.removeprefix("failed: "), 300)))
+    elif ended == "budget":
+        st.info(t("benchmark.run_budget", budget=round(LIVE_BENCH_BUDGET_S), done=done, total=total))
 
 
 @st.fragment(run_every=POLL_S)
