@@ -23,6 +23,12 @@ MAX_STEP = 10**7  # largest checkpoint step a link may name (the shipped runs st
 MAX_DECODER_SEQ_CHARS = 1000  # characters of a trained decoder's sequence kept from a link (the model caps symbols)
 MAX_DECODER_RUNS = 256  # trained-decoder runs a server keeps (each is L x H x T x T plus T x V floats, tiny)
 LIVE_TRAIN_BUDGET_S = 30.0  # wall-clock cap of one "train it yourself" run; one such run at a time per server
+MAX_FINISHED_RUNS = 64  # ended live runs a runner keeps for owners who have not collected theirs (the oldest go)
+LIVE_BENCH_BUDGET_S = 120.0  # wall-clock cap of the Benchmark page's live run; one such run at a time per server
+BUSY_OTHER_CORES = 0.5  # a timing is marked "measured while busy" when other work kept this many cores busy on average
+# The whole server process (every session together) must stay under this: the hosted app's largest memory (DESIGN:
+# 690 MB to 2.7 GB). One live benchmark at a time allows one MEMORY_CAP_BYTES request above the idle server.
+SERVER_MEMORY_CAP_BYTES = 2700 * 10**6
 INDUCTION_CLEAR = 0.5  # weight on "what followed last time" from which the decoder page says a head looks it up
 
 TRAINED_MAX_SYMBOLS = 64  # symbols one decoder run takes: the length its position embeddings were trained on

@@ -7,22 +7,13 @@ import streamlit as st
 from attnlab.bench import IMPLS
 from attnlab.ui.app import state
 from attnlab.ui.app.i18n import t
+from attnlab.ui.pages.benchmark import live, upload
 from attnlab.ui.pages.benchmark import results as ui
-from attnlab.ui.pages.benchmark import upload
-from attnlab.ui.pages.benchmark.sections import (
-    RESULT_KEY,
-    controls,
-    page_state,
-    recorded,
-    run,
-    runnable_lengths,
-    sweep_config,
-    this_run,
-)
+from attnlab.ui.pages.benchmark.sections import controls, page_state, recorded, runnable_lengths, sweep_config
 
 
 def main() -> None:
-    """Settings, the run button, this session's run, the recorded GPU runs, an uploaded file, all side by side."""
+    """Settings, Run (one sweep per server at a time), this session's run, the recorded runs, an upload."""
     page, rec = page_state()
     page.load()
     st.title(t("benchmark.title"))
@@ -32,12 +23,11 @@ def main() -> None:
     controls(page)
     impls = [i for i in IMPLS if i in page["impls"]]
     runnable = runnable_lengths(page, impls)
-    if st.button(t("benchmark.run"), type="primary", icon=":material/timer:", disabled=not (impls and runnable)):
-        run(sweep_config(page, runnable, impls))
-    this_run()
+    live.run_button(lambda: sweep_config(page, runnable, impls), bool(impls and runnable))
+    live.section()
     recorded(page, rec)
     mine = upload.uploaded()
-    upload.side_by_side(upload.sources(st.session_state.get(RESULT_KEY), rec.runs, mine))
+    upload.side_by_side(upload.sources(st.session_state.get(live.RESULT_KEY), rec.runs, mine))
     state.save(page)
 
 

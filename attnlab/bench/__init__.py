@@ -32,7 +32,7 @@ from attnlab.bench.results import (
     validate_document,
 )
 from attnlab.bench.row import RESULT_KEYS, ResultRow
-from attnlab.bench.sweep import iter_benchmark, run_benchmark
+from attnlab.bench.sweep import iter_benchmark, run_benchmark, sweep_documents
 
 __all__ = [
     "DEFAULT_RESULTS_DIR",
@@ -63,6 +63,7 @@ __all__ = [
     "reference_attention",
     "resolve_device",
     "run_benchmark",
+    "sweep_documents",
     "time_call",
     "validate_document",
 ]

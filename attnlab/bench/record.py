@@ -18,6 +18,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from attnlab.bench.busy import BusyMeter
 from attnlab.bench.config import BenchConfig, Progress
 from attnlab.bench.env import environment
 from attnlab.bench.impls import make_call
@@ -154,11 +155,12 @@ def run_record(
         del env["config"]  # one config would misdescribe the grid: `preset` says what ran
         env["preset"] = {"name": "record", "dry_run": dry_run, **asdict(grid)}
         env["timer_check"] = timer_check(device, *check_config(grid, configs, skip))
-        results = []
+        meter, results = BusyMeter.start(), []
         for row in iter_points(plan.points, device):
             results.append(row.to_dict())
             if on_progress is not None:
                 on_progress(len(results), plan.rows, row)
+        env["machine_load"] = meter.read()
     env["plan"] = {
         "estimated_s": round(plan.estimate_s, 1),
         "budget_s": plan.budget_s,

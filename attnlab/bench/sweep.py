@@ -7,6 +7,7 @@ from collections.abc import Iterable, Iterator
 
 import torch
 
+from attnlab.bench.busy import BusyMeter
 from attnlab.bench.config import BenchConfig, Point, Progress
 from attnlab.bench.env import environment, resolve_device
 from attnlab.bench.impls import Case
@@ -60,12 +61,29 @@ def run_benchmark(config: BenchConfig, on_progress: Progress | None = None) -> d
     device = resolve_device(config.device)
     with torch_threads(config.threads):
         env = environment(device, config)
+        meter = BusyMeter.start()
         results: list[dict] = []
         for row in iter_benchmark(config, device):
             results.append(row.to_dict())
             if on_progress is not None:
                 on_progress(len(results), config.total, row)
+        env["machine_load"] = meter.read()
     return {"env": env, "results": results}
+
+
+def sweep_documents(config: BenchConfig) -> Iterator[tuple[int, dict]]:
+    """(rows done, the document so far) after each row: a live run can be stopped at any row and still be whole.
+
+    Each document is a new dict (rows shared, never changed), its `machine_load` measured from the start to now.
+    """
+    device = resolve_device(config.device)
+    with torch_threads(config.threads):
+        env = environment(device, config)
+        meter = BusyMeter.start()
+        results: list[dict] = []
+        for row in iter_benchmark(config, device):
+            results.append(row.to_dict())
+            yield len(results), {"env": {**env, "machine_load": meter.read()}, "results": list(results)}
 
 
 @contextlib.contextmanager

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -37,6 +39,23 @@ def metric(at: AppTest, lang: str, key: str, **fmt) -> str:
     found = [m.value for m in at.metric if m.label == label]
     assert found, (label, [m.label for m in at.metric])
     return found[0]
+
+
+def finish_run(at: AppTest | None, runner, timeout: float = 120) -> AppTest | None:
+    """Wait for the server's background run (`attnlab.live.Runner`) to end, then rerun `at`: the page collects it."""
+    deadline = time.monotonic() + timeout
+    while runner.snapshot().running and time.monotonic() < deadline:
+        threading.Event().wait(0.05)
+    return at.run() if at is not None else None
+
+
+def forget_run(runner) -> None:
+    """Wait for the server's background run to end and forget it: every AppTest session has the same id
+    ("test session id"), so a later test would otherwise collect an earlier test's run as its own."""
+    finish_run(None, runner)
+    with runner.lock:
+        runner.progress = type(runner.progress)()
+        runner.finished.clear()
 
 
 def assert_clean(at: AppTest) -> None:

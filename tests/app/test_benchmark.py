@@ -4,19 +4,30 @@ recorded GPU results from a fixture file and with none."""
 from __future__ import annotations
 
 import json
+import threading
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
 import attnlab.bench.results as recorded
 from attnlab.bench import MEMORY_CAP_BYTES, estimated_peak_bytes, format_bytes
+from attnlab.limits import LIVE_BENCH_BUDGET_S
 from attnlab.ui.app.i18n import catalog
+from attnlab.ui.pages.benchmark.live import BENCH
 from tests.app.charts import _decode, figures
-from tests.app.conftest import assert_clean, open_page, texts
+from tests.app.conftest import assert_clean, finish_run, forget_run, open_page, texts
 
 PAGE = "views/benchmark.py"
 TINY = dict(seq="16,32", heads="1", head_dim="8", impls="explicit,tiled,sdpa")
 CAP = format_bytes(MEMORY_CAP_BYTES)
+
+
+@pytest.fixture(autouse=True)
+def one_session_per_run():
+    """Each test starts and ends with the server's one live benchmark run free and forgotten."""
+    forget_run(BENCH)
+    yield
+    forget_run(BENCH)
 
 
 @pytest.fixture(autouse=True)
@@ -65,6 +76,8 @@ def test_before_a_run_the_page_shows_device_settings_and_no_recordings(lang):
 def test_a_tiny_run_draws_measured_numbers_and_survives_reruns(lang):
     at = visit(lang=lang, **{**TINY, "impls": "explicit,tiled,sdpa,sdpa-efficient"})
     run_button(at, lang).click().run()
+    assert BENCH.snapshot().owner and run_button(at, lang).disabled  # the server's one run is this session's
+    finish_run(at, BENCH)
     assert_clean(at)
     doc = at.session_state["_bench.last_run"]
     rows = doc["results"]
@@ -72,6 +85,12 @@ def test_a_tiny_run_draws_measured_numbers_and_survives_reruns(lang):
         (i, t) for t in (16, 32) for i in ("explicit", "tiled", "sdpa", "sdpa-efficient")
     ]
     assert doc["env"]["cpu_threads"] == 1 and doc["env"]["config"]["heads"] == 1
+    load = doc["env"]["machine_load"]  # how busy the machine was otherwise, said beside the run
+    key = "benchmark.load_busy" if load["busy"] else "benchmark.load_quiet"
+    said = catalog(lang)[key].format(
+        other=f"{load['other_busy_cores']:.1f}", cores=load["cores"], load=f"{load['load_1m_after']:.1f}"
+    )
+    assert said in texts(at, "caption")
     figs = figures(at)
     assert len(figs) == 3  # time, memory, TFLOP/s
     time_fig = {tr["name"].split(" (")[0]: tr for tr in figs[0]["data"]}
@@ -95,6 +114,53 @@ def test_a_tiny_run_draws_measured_numbers_and_survives_reruns(lang):
     at.toggle(key="bench.causal").set_value(True).run()
     assert at.session_state["_bench.last_run"] is doc
     assert len(at.get("plotly_chart")) == 3 and at.query_params["causal"] == "true"
+
+
+def test_a_second_visitor_is_told_a_run_is_going_and_keeps_their_settings(lang):
+    gate = threading.Event()
+
+    def slow():
+        gate.wait()
+        yield 1, {}
+
+    assert BENCH.start("someone else", 10, slow)
+    try:
+        at = visit(lang=lang, **TINY)
+        cat = catalog(lang)
+        assert cat["benchmark.busy_now"].split("{")[0] in " ".join(texts(at, "info"))  # said before they press Run
+        before = dict(at.query_params)
+        run_button(at, lang).click().run()
+        assert_clean(at)
+        warning = " ".join(texts(at, "warning"))
+        assert cat["benchmark.busy"].split("{")[0] in warning
+        budget = round(LIVE_BENCH_BUDGET_S)  # nothing measured yet: the budget's remainder, said in whole seconds
+        assert any(
+            cat["benchmark.busy"].format(seconds=s, budget=budget) == warning for s in range(budget - 60, budget + 1)
+        )
+        assert dict(at.query_params) == before and at.multiselect(key="bench.impls").value == [
+            "explicit",
+            "tiled",
+            "sdpa",
+        ]
+        assert BENCH.snapshot().owner == "someone else" and "_bench.last_run" not in at.session_state
+    finally:
+        gate.set()
+        while BENCH.snapshot().running:
+            threading.Event().wait(0.01)
+
+
+def test_a_sweep_that_fails_says_why_once_it_has_ended(lang):
+    def failing():
+        yield from ()  # fails before its first row
+        raise RuntimeError("[out of memory](http://x)")
+
+    at = visit(lang=lang, **TINY)
+    assert BENCH.start("test session id", 5, failing)  # the id AppTest gives every session
+    finish_run(at, BENCH)
+    assert_clean(at)
+    assert catalog(lang)["benchmark.run_failed"] in texts(at, "error")
+    assert any("`[out of memory](http://x)`" in c for c in texts(at, "caption"))  # PyTorch's words as code
+    assert BENCH.take("test session id") is None  # collected by the page, once
 
 
 def test_sizes_past_the_memory_cap_are_refused_naming_the_cap(lang):

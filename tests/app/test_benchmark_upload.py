@@ -9,8 +9,9 @@ import pytest
 
 import attnlab.bench.results as recorded
 from attnlab.ui.app.i18n import catalog
+from attnlab.ui.pages.benchmark.live import BENCH
 from tests.app.charts import _decode, figures
-from tests.app.conftest import assert_clean, open_page, texts
+from tests.app.conftest import assert_clean, finish_run, forget_run, open_page, texts
 
 PAGE = "views/benchmark.py"
 MIME = "application/json"
@@ -18,6 +19,14 @@ ENV = {"torch": "2.13.0+cu128", "device_name": "NVIDIA H100 80GB HBM3", "date": 
        "cuda": "12.8", "device": "cuda", "peak_tflops": {"bfloat16": 989.4, "float16": 989.4},
        "preset": {"name": "record", "dry_run": False}, "timer_check": {"ratio": 1.013}}  # fmt: skip
 SETTINGS = dict(heads="2", head_dim="32", seq="64,128", impls="tiled,sdpa", dtype="float16", causal="true")
+
+
+@pytest.fixture(autouse=True)
+def one_session_per_run():
+    """Each test starts and ends with the server's one live benchmark run free and forgotten."""
+    forget_run(BENCH)
+    yield
+    forget_run(BENCH)
 
 
 def row(impl: str, t: int, ms: float, dtype: str = "bfloat16", head_dim: int = 128, causal: bool = False) -> dict:
@@ -84,6 +93,7 @@ def test_a_good_file_is_drawn_with_its_label_and_beside_the_recorded_run(folder,
 def test_the_live_run_joins_the_comparison(lang):
     at = open_page(PAGE, lang=lang, seq="16,32", heads="1", head_dim="8", impls="sdpa")
     next(b for b in at.button if b.label == catalog(lang)["benchmark.run"]).click().run()
+    finish_run(at, BENCH)
     assert at.session_state["_bench.last_run"]["results"][0]["status"] == "ok"
     cpu_rows = [dict(r, dtype="float32", device="cuda") for r in (row("sdpa", 16, 0.01), row("sdpa", 32, 0.02))]
     data = json.dumps({"env": ENV, "results": [{**r, "head_dim": 8, "heads": 1, "batch": 1} for r in cpu_rows]})

@@ -38,6 +38,7 @@ from attnlab.bench import (
     validate_document,
 )
 from attnlab.bench import __main__ as cli
+from attnlab.limits import BUSY_OTHER_CORES
 
 ROOT = Path(__file__).resolve().parents[2]
 HAS_CUDA = torch.cuda.is_available()
@@ -233,6 +234,12 @@ def test_threads_are_restored_after_the_run():
     doc = run_benchmark(tiny(impls=("sdpa",), threads=1))
     assert doc["env"]["cpu_threads"] == 1
     assert torch.get_num_threads() == before
+
+
+def test_a_run_records_how_busy_the_machine_was_otherwise():
+    load = run_benchmark(tiny(impls=("sdpa",), threads=1))["env"]["machine_load"]
+    assert 0.0 <= load["other_busy_cores"] <= load["cores"] and load["window_s"] > 0
+    assert load["busy"] == (load["other_busy_cores"] >= BUSY_OTHER_CORES) and "/proc/stat" in load["method"]
 
 
 @pytest.mark.parametrize(

@@ -98,6 +98,7 @@ def test_the_dry_run_writes_the_whole_grid_through_the_cli(tmp_path, capsys):
     env, rows = doc["env"], doc["results"]
     assert env["device"] == "cpu" and env["preset"]["dry_run"] and env["preset"]["name"] == "record"
     assert env["cpu_threads"] == 1 and {"torch", "cuda", "date", "device_name", "peak_tflops"} <= set(env)
+    assert 0.0 <= env["machine_load"]["other_busy_cores"] <= env["machine_load"]["cores"]  # how busy, around the sweep
     want = {(d, h, c, t, i) for d in DRY_RUN.dtypes for h in DRY_RUN.head_dims for c in (False, True)
             for t in DRY_RUN.seq_lens for i in RECORD_IMPLS}  # fmt: skip
     assert {(r["dtype"], r["head_dim"], r["causal"], r["seq_len"], r["impl"]) for r in rows} == want

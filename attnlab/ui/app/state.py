@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from attnlab.figures.palette import DEFAULT, PALETTES
 from attnlab.params import Invalid, Param, choice_param, divisor_at_most, int_param
@@ -44,6 +45,12 @@ def url_problem(param: Param, raw: str, bad: Invalid) -> Problem:
     shown = raw if len(raw) <= URL_PREVIEW_CHARS else raw[:URL_PREVIEW_CHARS] + "…"
     asked = f"{param.name}={shown}"
     return problem(f"common.url_{bad.reason}", asked=asked, name=param.name, used=param.dump(bad.used), **bad.fmt)
+
+
+def session_id() -> str:
+    """This browser session's id (whose server-wide live run is whose)."""
+    ctx = get_script_run_ctx()
+    return ctx.session_id if ctx else ""
 
 
 def adopt(keys: Sequence[str]) -> None:

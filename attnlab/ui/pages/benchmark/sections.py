@@ -1,11 +1,11 @@
-"""The Benchmark page's sections: its URL state, the sweep's controls, the live run, the recorded runs."""
+"""The Benchmark page's sections: its URL state, the sweep's controls and configuration, the recorded runs."""
 
 from dataclasses import dataclass
 
 import streamlit as st
 
 from attnlab import links
-from attnlab.bench import DTYPES, BenchConfig, ResultRow, run_benchmark
+from attnlab.bench import DTYPES, BenchConfig
 from attnlab.bench.results import RecordedRun, Skipped
 from attnlab.params import Param, choice_param
 from attnlab.ui.app.i18n import t
@@ -15,7 +15,6 @@ from attnlab.ui.app.widgets import multiselect, number, selectbox, toggle
 from attnlab.ui.pages.benchmark import results as ui
 from attnlab.ui.pages.benchmark.upload import refusal
 
-RESULT_KEY = "_bench.last_run"
 TIMING = dict(warmup=2, min_reps=5, max_reps=100, min_time_s=0.1, max_time_s=1.0)
 
 
@@ -84,21 +83,6 @@ def sweep_config(page: PageState, seq_lens: list[int], impls: list[str]) -> Benc
     )
 
 
-def run(config: BenchConfig) -> None:
-    """Run the sweep with a progress bar; keep the document for this session, or say why it stopped."""
-    bar = st.progress(0.0, text=t("benchmark.starting", total=config.total))
-
-    def on_progress(done: int, total: int, row: ResultRow) -> None:
-        bar.progress(done / total, text=t("benchmark.progress", done=done, total=total, impl=row.impl, t=row.seq_len))
-
-    try:
-        st.session_state[RESULT_KEY] = run_benchmark(config, on_progress=on_progress)
-    except Exception as exc:  # a message, never a traceback
-        st.error(t("benchmark.run_failed"), icon=":material/error:")
-        st.caption(t("common.library_said", detail=code(str(exc), 300)))
-    bar.empty()
-
-
 def runnable_lengths(page: PageState, impls: list[str]) -> list[int]:
     """The chosen lengths this server accepts; the refused ones are named with what they would need."""
     seq_lens = sorted(page["seq"])
@@ -111,31 +95,6 @@ def runnable_lengths(page: PageState, impls: list[str]) -> list[int]:
     elif not runnable:
         st.info(t("benchmark.all_refused"), icon=":material/info:")
     return runnable
-
-
-def this_run() -> None:
-    """The last run of this session, with where and how it was measured."""
-    doc = st.session_state.get(RESULT_KEY)
-    if not doc:
-        st.caption(t("benchmark.not_run_yet"))
-        return
-    env, cfg = doc["env"], doc["env"]["config"]
-    st.subheader(t("benchmark.your_run"))
-    st.caption(
-        t(
-            "benchmark.run_caption",
-            device=code(env["device_name"]),
-            torch=code(env["torch"]),
-            threads=env["cpu_threads"],
-            dtype=", ".join(cfg["dtypes"]),
-            batch=cfg["batch"],
-            heads=cfg["heads"],
-            head_dim=cfg["head_dim"],
-            mask=t("benchmark.causal_short") if cfg["causal"] else t("benchmark.full_short"),
-            date=env["date"][:19].replace("T", " "),
-        )
-    )
-    ui.draw_results([ResultRow.from_dict(r) for r in doc["results"]], env, "bench.run")
 
 
 def how_to_record() -> None:

@@ -13,24 +13,18 @@ from collections.abc import Iterator
 
 import streamlit as st
 import torch
-from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from attnlab.figures.decoder import curves_figure
 from attnlab.limits import INDUCTION_CLEAR, LIVE_TRAIN_BUDGET_S, TRAINED_LIVE_MAX_STEPS
 from attnlab.trained.training import LIVE_CHANGES, SCORE_EVERY, Recipe, train_live
 from attnlab.ui.app.i18n import t
+from attnlab.ui.app.state import session_id
 from attnlab.ui.app.text import code
 from attnlab.ui.app.widgets import chart
 from attnlab.ui.pages.decoder.live import RUNNER, Progress
 
 POLL_S = 1.0  # how often a session watching its own run redraws the progress
 N_HEADS = Recipe(n_layers=1).n_heads  # both recipes keep the default head count (splits the flat score rows)
-
-
-def session_id() -> str:
-    """This browser session's id (the run's owner)."""
-    ctx = get_script_run_ctx()
-    return ctx.session_id if ctx else ""
 
 
 def train_steps(recipe: str, steps: int, seed: int) -> Iterator[tuple[int, float]]:
