@@ -19,11 +19,17 @@ pytestmark = pytest.mark.e2e
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Every browser test in one xdist group: one worker runs them against one server and one browser, warm from
-    the first test on, while the other workers run the rest (`--dist loadgroup` in pyproject.toml)."""
-    for item in items:
-        if item.get_closest_marker("e2e"):
-            item.add_marker(pytest.mark.xdist_group("browser"))
+    """Every browser test in one xdist group, collected first (`--dist loadgroup` in pyproject.toml).
+
+    One worker runs the group against one server and one browser, warm from the first test on, while the other
+    runs the rest. Collected last (tests/e2e sorts after tests/app), the group began only once the AppTest files
+    had been handed out. Two groups, one per worker, took as long in all (both chains then share the 2 cores) and
+    made the timing-sensitive tests (a live run polled to its end, a second tab while the first runs) flakier.
+    """
+    browser = [item for item in items if item.get_closest_marker("e2e")]
+    for item in browser:
+        item.add_marker(pytest.mark.xdist_group("browser"))
+    items[:] = browser + [item for item in items if not item.get_closest_marker("e2e")]
 
 
 def _no_browser() -> None:

@@ -14,11 +14,11 @@ def test_a_live_run_redraws_its_progress_until_done_without_any_click(page, serv
     assert no_exception(page)
     charts = chart_count(page)
     steps = page.get_by_label("Training steps")
-    steps.fill("12")
+    steps.fill("20")
     rerun(page, lambda: steps.press("Enter"))
     rerun(page, lambda: page.get_by_role("button", name="Start training").click())
-    page.get_by_text("Done: 12 steps").wait_for(timeout=120_000)  # only the fragment's own polling gets it there
-    assert no_exception(page) and "Step 12 of 12" in main_text(page)
+    page.get_by_text("Done: 20 steps").wait_for(timeout=120_000)  # only the fragment's own polling gets it there
+    assert no_exception(page) and "Step 20 of 20" in main_text(page)
     assert chart_count(page) == charts + 2  # the live loss and the live head scores
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.e2e.conftest import chart_count, chart_text, metric_value, no_exception, open_app, rerun
+from tests.e2e.conftest import chart_count, chart_text, metric_value, no_exception, open_app, rerun, settle
 
 pytestmark = pytest.mark.e2e
 TINY = "seq=16,32&heads=1&head_dim=8&impls=explicit,tiled,sdpa"
@@ -19,13 +19,15 @@ def test_benchmark_runs_and_draws_then_a_new_setting_redraws(page, server):
     open_app(page, server, f"/benchmark?{TINY}")
     assert chart_count(page) == 0 and page.get_by_text("No GPU results have been recorded yet").is_visible()
     run(page)
+    page.get_by_role("button", name="Table as CSV").wait_for(timeout=60_000)  # the sweep runs in the background
+    settle(page)
     assert chart_count(page) == 3
     assert "explicit" in chart_text(page, 0) and "16|32" in chart_text(page, 0)
     assert page.get_by_role("button", name="Table as CSV").is_visible()
     rerun(page, page.get_by_text("Causal mask").click)
     assert "causal=true" in page.url and chart_count(page) == 3  # the measured run stays on screen
     run(page)
-    assert page.get_by_text("B=1, H=1, d=8, causal", exact=False).is_visible()
+    page.get_by_text("B=1, H=1, d=8, causal", exact=False).wait_for(timeout=60_000)
     assert page.locator('[data-testid="stException"]').count() == 0
 
 
