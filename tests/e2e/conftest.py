@@ -18,17 +18,22 @@ HAVE_CHROMIUM = Path(CHROMIUM).exists()
 pytestmark = pytest.mark.e2e
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Every browser test in one xdist group, collected first (`--dist loadgroup` in pyproject.toml).
+OWN_SERVERS = {"test_replicas.py", "test_deep_links.py"}  # start their own servers, not the shared one
 
-    One worker runs the group against one server and one browser, warm from the first test on, while the other
-    runs the rest. Collected last (tests/e2e sorts after tests/app), the group began only once the AppTest files
-    had been handed out. Two groups, one per worker, took as long in all (both chains then share the 2 cores) and
-    made the timing-sensitive tests (a live run polled to its end, a second tab while the first runs) flakier.
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Browser tests first, in two xdist groups (`--dist loadgroup` in pyproject.toml).
+
+    One worker runs the tests of the shared server against it and one browser profile, warm from the first test on.
+    The tests that start servers of their own (replicas behind nginx, a fresh server's first deep link) are a group
+    of their own, which the other worker takes first and then goes on with the rest. Collected last (tests/e2e sorts
+    after tests/app), the browser tests began only once the AppTest files had been handed out. Splitting the shared
+    server's tests into two groups took as long in all (both chains then share the 2 cores) and made the
+    timing-sensitive ones (a live run polled to its end, a second tab while the first runs) flakier.
     """
     browser = [item for item in items if item.get_closest_marker("e2e")]
     for item in browser:
-        item.add_marker(pytest.mark.xdist_group("browser"))
+        item.add_marker(pytest.mark.xdist_group("own-servers" if item.path.name in OWN_SERVERS else "browser"))
     items[:] = browser + [item for item in items if not item.get_closest_marker("e2e")]
 
 
