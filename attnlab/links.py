@@ -337,12 +337,7 @@ def read(scopes: Sequence[str], query: dict[str, str]) -> tuple[dict[str, dict[s
         values[scope] = {}
         for param in params(scope):
             raw = query.get(param.name)
-            value = param.default
-            if raw is not None:
-                try:
-                    value = param.parse(raw)
-                except Invalid as bad:
-                    value = bad.used
-                    replaced.append(Replaced(param.name, raw, param.dump(bad.used), bad.reason))
-            values[scope][param.name] = value
+            values[scope][param.name], bad = param.read(raw)
+            if bad is not None:
+                replaced.append(Replaced(param.name, raw, param.dump(bad.used), bad.reason))
     return values, replaced

@@ -63,6 +63,16 @@ class Param:
     hi: float | None = None
     options: tuple = ()  # the values a choice may take (empty: not a choice)
 
+    def read(self, raw: str | None) -> tuple[Any, Invalid | None]:
+        """The value a link's text gives this parameter (the default when absent), and why it was replaced, if it was:
+        the page and the notebook writer read a link through this one method."""
+        if raw is None:
+            return self.default, None
+        try:
+            return self.parse(raw), None
+        except Invalid as bad:
+            return bad.used, bad
+
 
 def int_param(name: str, default: int, lo: int, hi: int) -> Param:
     """A whole number in [lo, hi]; out of range is clamped, anything else falls back to the default."""

@@ -96,13 +96,9 @@ class PageState:
         problems = []
         for param in self.params.values():
             raw = st.query_params.get(param.name)
-            value = param.default
-            if raw is not None:
-                try:
-                    value = param.parse(raw)
-                except Invalid as bad:
-                    value = bad.used
-                    problems.append(url_problem(param, raw, bad))
+            value, bad = param.read(raw)
+            if bad is not None:
+                problems.append(url_problem(param, raw, bad))
             st.session_state.setdefault(self.key(param.name), value)
         st.session_state[self._problems] = problems
         return True
