@@ -53,10 +53,10 @@ class HeadMaps:
 def head_maps(model: str, step: int, clean: tuple[str, ...], corrupt: tuple[str, ...]) -> HeadMaps:
     """Patching and ablation maps on the same gap, shared read-only by every session asking the same."""
     dec = decoder(model, step)
-    every = patch_all(dec, clean, corrupt)
-    return HeadMaps(
-        gap(dec, clean, corrupt), trained.patch_heads(dec, clean, corrupt), ablate_heads(dec, clean, corrupt), every
-    )
+    restored, lost = trained.patch_heads(dec, clean, corrupt), ablate_heads(dec, clean, corrupt)
+    for shares in (restored, lost):
+        shares.setflags(write=False)  # shared by every session
+    return HeadMaps(gap(dec, clean, corrupt), restored, lost, patch_all(dec, clean, corrupt))
 
 
 def corruption(model: trained.Decoder, symbols: list[str]) -> list[str] | None:

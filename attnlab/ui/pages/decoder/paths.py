@@ -31,7 +31,9 @@ def path_grid(
 ) -> tuple[np.ndarray, Gap]:
     """(senders, 3) shares through q, k and v, and the gap, shared read-only by every session asking the same."""
     dec = decoder(model, step)
-    return path_map(dec, clean, corrupt, receiver), gap(dec, clean, corrupt)
+    shares = path_map(dec, clean, corrupt, receiver)
+    shares.setflags(write=False)  # shared by every session
+    return shares, gap(dec, clean, corrupt)
 
 
 def receiver_or_say(model: trained.Decoder) -> tuple[int, int] | None:
