@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
+import zlib
 from pathlib import Path
 
 import pytest
@@ -63,7 +64,15 @@ def assert_clean(at: AppTest) -> None:
     assert not at.exception, [e.value for e in at.exception]
 
 
-@pytest.fixture(params=["en", "zh"])
-def lang(request) -> str:
-    """Each test that takes it runs in both languages."""
-    return request.param
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """A test that takes `lang` runs in one language: English or Chinese, by its name, so both are tested evenly.
+
+    Every page runs in both languages in `test_pages.py` and every key exists in both catalogs (`test_locales.py`),
+    so running each behaviour twice, once per language, checked nothing those two do not.
+    """
+    explicit = any("lang" in str(marker.args[:1]) for marker in metafunc.definition.iter_markers("parametrize"))
+    if "lang" in metafunc.fixturenames and not explicit:
+        metafunc.parametrize("lang", [LANGS[zlib.crc32(metafunc.function.__name__.encode()) % 2]])
+
+
+LANGS = ("en", "zh")

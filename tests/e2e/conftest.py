@@ -18,22 +18,25 @@ HAVE_CHROMIUM = Path(CHROMIUM).exists()
 pytestmark = pytest.mark.e2e
 
 
-OWN_SERVERS = {"test_replicas.py", "test_deep_links.py"}  # start their own servers, not the shared one
+OWN_SERVERS = {"test_replicas.py"}  # starts servers of its own (replicas behind nginx), not the shared one
+FIRST = "test_deep_links.py"  # wants a server nothing has visited yet: first in the chain, the shared one is
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Browser tests first, in two xdist groups (`--dist loadgroup` in pyproject.toml).
 
-    One worker runs the tests of the shared server against it and one browser profile, warm from the first test on.
-    The tests that start servers of their own (replicas behind nginx, a fresh server's first deep link) are a group
-    of their own, which the other worker takes first and then goes on with the rest. Collected last (tests/e2e sorts
-    after tests/app), the browser tests began only once the AppTest files had been handed out. Splitting the shared
-    server's tests into two groups took as long in all (both chains then share the 2 cores) and made the
-    timing-sensitive ones (a live run polled to its end, a second tab while the first runs) flakier.
+    One worker runs the tests of the shared server against it and one browser profile, warm from the first test on;
+    the first of them is the one that needs a server no one has visited yet. The replica test, which starts servers
+    of its own behind nginx, is a group of its own, which the other worker takes first and then goes on with the
+    rest. Collected last (tests/e2e sorts after tests/app), the browser tests began only once the AppTest files had
+    been handed out. Splitting the shared server's tests into two groups took as long in all (both chains then share
+    the 2 cores) and made the timing-sensitive ones (a live run polled to its end, a second tab while the first
+    runs) flakier.
     """
     browser = [item for item in items if item.get_closest_marker("e2e")]
     for item in browser:
         item.add_marker(pytest.mark.xdist_group("own-servers" if item.path.name in OWN_SERVERS else "browser"))
+    browser.sort(key=lambda item: item.path.name != FIRST)  # stable: the rest keep their order
     items[:] = browser + [item for item in items if not item.get_closest_marker("e2e")]
 
 
@@ -45,8 +48,11 @@ def _no_browser() -> None:
     pytest.skip(message)
 
 
+_SHARED: dict[str, bool] = {"visited": False}
+
+
 @pytest.fixture(scope="session")
-def server() -> str:
+def shared_server() -> str:
     """Base URL of the app served by `streamlit run app.py` for the whole test session."""
     if not HAVE_CHROMIUM:
         _no_browser()
@@ -54,26 +60,58 @@ def server() -> str:
         yield served.url
 
 
+@pytest.fixture
+def server(shared_server) -> str:
+    """The shared server, for a test that does not mind what earlier tests did there."""
+    _SHARED["visited"] = True
+    return shared_server
+
+
+@pytest.fixture
+def fresh_server(request) -> str:
+    """A server no browser has visited yet: the shared one while no test has used it, else one of its own."""
+    if not _SHARED["visited"]:
+        _SHARED["visited"] = True
+        yield request.getfixturevalue("shared_server")
+        return
+    with serve_app(".e2e-fresh-server.log") as served:
+        yield served.url
+
+
+# One renderer process for every tab of the shared profile: a tab then reuses the scripts V8 has already compiled
+# (Streamlit's frontend, Plotly), which halves a page load's main-thread time here. Chromium shares a renderer
+# only within a persistent profile, so the shared context is one.
+SHARED_RENDERER = ["--process-per-site", "--renderer-process-limit=1", "--disable-site-isolation-trials"]
+
+
 @pytest.fixture(scope="session")
-def browser():
-    """One headless Chromium for the session."""
+def playwright_driver():
+    """Playwright's driver for the session (the browsers below start from it when a test needs them)."""
     if not HAVE_CHROMIUM:
         _no_browser()
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
-        b = p.chromium.launch(
-            executable_path=CHROMIUM,
-            args=BROWSER_ARGS,
-        )
-        yield b
-        b.close()
+        yield p
 
 
 @pytest.fixture(scope="session")
-def context(browser):
+def browser(playwright_driver):
+    """A headless Chromium for tests that need contexts of their own (a browser language, the network blocked)."""
+    b = playwright_driver.chromium.launch(executable_path=CHROMIUM, args=BROWSER_ARGS)
+    yield b
+    b.close()
+
+
+@pytest.fixture(scope="session")
+def context(playwright_driver, tmp_path_factory):
     """One browser profile for the session, as a returning visitor has: the frontend's scripts come from its cache."""
-    shared = browser.new_context(viewport={"width": 1400, "height": 1000})
+    shared = playwright_driver.chromium.launch_persistent_context(
+        tmp_path_factory.mktemp("profile"),
+        executable_path=CHROMIUM,
+        args=BROWSER_ARGS + SHARED_RENDERER,
+        viewport={"width": 1400, "height": 1000},
+    )
     yield shared
     shared.close()
 

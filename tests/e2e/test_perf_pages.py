@@ -31,7 +31,7 @@ def test_benchmark_runs_and_draws_then_a_new_setting_redraws(page, server):
     assert page.locator('[data-testid="stException"]').count() == 0
 
 
-def test_tiled_walkthrough_steps_and_a_shared_link_reproduces_it(browser, page, server):
+def test_tiled_walkthrough_steps_and_a_shared_link_reproduces_it(context, page, server):
     open_app(page, server, "/tiled?T=5&d=3&bq=2&bk=2&causal=true&seed=7&step=8&lang=zh")
     assert chart_count(page) == 4
     before = chart_text(page, 0)
@@ -39,12 +39,14 @@ def test_tiled_walkthrough_steps_and_a_shared_link_reproduces_it(browser, page, 
     assert "step=9" in page.url and "lang=zh" in page.url
     assert chart_text(page, 0) != before  # the next tile
     assert page.get_by_text("两个输出一致", exact=False).is_visible()  # the last step compares the outputs
-    receiver = browser.new_context(viewport={"width": 1000, "height": 900}).new_page()
+    receiver = context.new_page()  # another session, on a smaller screen
+    receiver.set_viewport_size({"width": 1000, "height": 900})
     open_app(receiver, server, page.url[page.url.index("/", 8) :])
     assert chart_count(receiver) == 4
     for index in range(4):
         assert chart_text(receiver, index) == chart_text(page, index)
     assert page.locator('[data-testid="stException"]').count() == 0
+    receiver.close()
 
 
 def test_cost_measures_live_and_draws(page, server):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from attnlab.ui.app.first_screen import FIRST_SCREEN, PENDING
@@ -21,18 +23,27 @@ new MutationObserver((_, observer) => {
   }
 }).observe(document, { childList: true, subtree: true });
 """
+NUMBER = re.compile(r"[−-]?\d+(\.\d+)?")
+
+
+def numbers(text: str) -> list[str]:
+    """The numbers among a chart's texts, in order: what a link must reproduce whatever the language."""
+    return [piece for piece in text.split("|") if NUMBER.fullmatch(piece)]
+
+
 HEAVY = ("DataFrame.", "StreamlitSyntaxHighlighter.")  # ~3 MB of scripts a first visit used to parse before its chart
 
 
 def test_a_first_visit_loads_the_chart_library_once_draws_the_first_stages_first_then_all_and_follows_a_change(
-    page, server
+    page, context, server
 ):
     """One visitor's first minute, in the order a person meets it (each step was its own page load before).
 
     The chart library is fetched while a page without charts shows, and not again for the Playground; the first
     chart is drawn while only the first screen's stages are on the page, the rest follow without a click; no data
     grid or code highlighter is loaded; the check against PyTorch passes and `causal=1` masks; a widget change
-    redraws and rewrites the link; the share box gives that link.
+    redraws and rewrites the link; the share box gives that link, which another session opens in Chinese to the same
+    matrices.
     """
     module = plotly_module()
     fetched: list[str] = []
@@ -60,10 +71,18 @@ def test_a_first_visit_loads_the_chart_library_once_draws_the_first_stages_first
     rerun(page, page.get_by_text("Share this view").click)
     link = page.locator('[data-testid="stSidebar"] [data-testid="stCode"]').inner_text()
     assert "text=I%20like%20you" in link and "causal=false" in link and link.startswith(server)
+    receiver = context.new_page()  # another session: a student opening the link, in Chinese
+    open_app(receiver, server, link.removeprefix(server).replace("lang=en", "lang=zh"))
+    for index in (0, 4, 7, 10):  # the same numbers in every cell and tick (the titles are in Chinese)
+        shown = numbers(chart_text(receiver, index))
+        assert len(shown) >= 9 and shown == numbers(chart_text(page, index))
+    assert receiver.get_by_text("注意力实验台").is_visible() and "lang=zh" in receiver.url
+    receiver.close()
 
 
-def test_editing_a_weight_cell_changes_the_downstream_charts(page, server):
-    open_app(page, server, "/?text=I+like+you")
+def test_an_edited_cell_changes_the_charts_survives_the_navigation_and_a_token_chip_opens_its_neuron(page, server):
+    """Edit a weight, leave for a lesson and come back, then follow a token to the Neuron view (one session)."""
+    open_app(page, server, "/?text=I+like+you&d_model=12&heads=3&causal=true")
     q_before, out_before = chart_text(page, 1), chart_text(page, 10)
     rerun(page, page.get_by_text("Edit the weights").click)  # the editor is built when its switch is on
     grid = page.locator('[data-testid="stMain"] [data-testid="stDataFrame"]').first
@@ -77,29 +96,7 @@ def test_editing_a_weight_cell_changes_the_downstream_charts(page, server):
     assert "edits=q0.1%3D2.5" in page.url or "edits=q0.1=2.5" in page.url
     assert chart_text(page, 1) != q_before
     assert chart_text(page, 10) != out_before
-
-
-def test_a_shared_link_reproduces_the_matrices_and_shows_token_text_as_text(context, server):
-    sender = context.new_page()  # every tab is its own Streamlit session
-    text = "<BOS>+I+like+you+%3Cimg+src%3Dx+onerror%3Dalert(1)%3E+%3Cb%3Ehi%3C%2Fb%3E+<EOS>"
-    open_app(sender, server, f"/?text={text}&d_model=8&heads=4&seed=3&causal=true&lang=zh")
-    link = sender.url
-    receiver = context.new_page()  # same layout, same text
-    open_app(receiver, server, link[link.index("/", 8) :])
-    for index in (0, 4, 7, 10):
-        assert chart_text(receiver, index) == chart_text(sender, index)
-    assert receiver.get_by_text("注意力实验台").is_visible()
-    main = receiver.locator('[data-testid="stMain"]')
-    assert main.locator("img[src=x]").count() == 0  # a token is text, never HTML
-    assert "<b>" in chart_text(receiver, 0)
-    rerun(receiver, lambda: receiver.get_by_text("因果掩码").click())  # a rerun keeps the language
-    assert "lang=zh" in receiver.url and "causal=false" in receiver.url
-    sender.close()
-    receiver.close()
-
-
-def test_settings_survive_a_trip_through_the_navigation(page, server):
-    open_app(page, server, "/?text=I+like+you&d_model=12&heads=3&causal=true")
+    edited = chart_text(page, 10)
     page.get_by_text("Lessons", exact=True).click()
     page.get_by_text("Masking", exact=True).click()
     page.wait_for_url("**/masking**")
@@ -110,4 +107,11 @@ def test_settings_survive_a_trip_through_the_navigation(page, server):
     settle(page)
     assert page.locator('[data-testid="stTextInput"] input').first.input_value() == "I like you"
     assert "d_model=12" in page.url and "heads=3" in page.url and "causal=true" in page.url
+    assert "edits=q0.1" in page.url and chart_text(page, 10) == edited  # the edit came back too
     assert chart_count(page) == 11
+    chip = page.locator('[data-testid="stMain"] [data-testid="stButtonGroup"] button').filter(has_text="like").first
+    rerun(page, chip.click)
+    rerun(page, page.locator('[data-testid="stPageLink-NavLink"]').filter(has_text="Neuron").first.click)
+    assert "/neuron" in page.url and "q=1" in page.url and "text=I+like+you" in page.url and "d_model=12" in page.url
+    assert "Query like (position 1)" in page.locator('[data-testid="stMain"]').inner_text()
+    assert chart_count(page) == 5 and page.locator('[data-testid="stException"]').count() == 0

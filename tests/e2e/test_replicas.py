@@ -22,7 +22,8 @@ LINK = "/?text=the+class+sees+one+matrix&seed=11&causal=true&heads=2&lang=en"
 
 @pytest.fixture
 def front():
-    """Two replicas behind nginx on a free port; yields (url, the script's process, the pids it announced)."""
+    """Two replicas behind nginx on a free port; yields (url, the script's process, the pids it announced, replica 0's
+    address as nginx names it)."""
     if NGINX is None:
         if os.environ.get("CI"):
             pytest.fail("nginx is missing: .ci/run installs Debian's nginx")
@@ -45,7 +46,8 @@ def front():
             break
     assert lines[-1].startswith("attnlab: http"), "".join(lines)
     pids = [int(p) for p in re.findall(r"pid (\d+)", "".join(lines))]
-    yield f"http://127.0.0.1:{port}", proc, pids
+    first = re.search(r"replica 0: port (\d+)", "".join(lines)).group(1)
+    yield f"http://127.0.0.1:{port}", proc, pids, f"127.0.0.1:{first}"
     if proc.poll() is None:
         os.killpg(proc.pid, signal.SIGKILL)
 
@@ -76,39 +78,45 @@ def keys_for_each_replica(url: str, replicas: int) -> dict[str, str]:
     return found
 
 
-def visit(browser, url: str, key: str):
-    """A new browser holding the affinity cookie `key` on the shared link; returns (context, tab, its replica)."""
-    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+def visit(context, url: str, key: str):
+    """A browser holding only the affinity cookie `key` opens the shared link; returns (tab, the replica serving it).
+
+    The visits share one profile, as one computer's browser does: its cookie decides the replica, and the
+    frontend's scripts come from its cache.
+    """
+    context.clear_cookies()
     context.add_cookies([{"name": "attnlab_replica", "value": key, "url": url}])
     tab = context.new_page()
     replica: list[str] = []
     tab.on("response", lambda r: replica.append(r.headers.get("x-attnlab-replica")) if r.url.endswith(LINK) else None)
     open_app(tab, url, LINK)
-    return context, tab, replica[0]
+    return tab, replica[0]
 
 
-def test_every_replica_serves_the_link_alike_and_a_dead_one_is_routed_around(browser, front):
-    url, proc, pids = front
+def test_every_replica_serves_the_link_alike_and_a_dead_one_is_routed_around(context, front):
+    url, proc, pids, first = front
     assert len(pids) == 3  # two replicas and nginx
     keys = keys_for_each_replica(url, 2)
     assert len(keys) == 2, keys  # a class's random keys spread over both replicas
     seen: dict[str, str] = {}
     for replica, key in keys.items():  # one browser on each replica, by its affinity cookie
-        context, tab, served_by = visit(browser, url, key)
+        tab, served_by = visit(context, url, key)
         assert served_by == replica  # the page, its scripts and its websocket stay on the key's replica
         seen[replica] = chart_text(tab, 7)
         if len(seen) < 2:
-            context.close()
+            tab.close()
     assert len(set(seen.values())) == 1  # the softmax weights are the same on both replicas
     before = chart_text(tab, 7)
     rerun(tab, lambda: tab.get_by_text("Causal mask", exact=True).click())  # the websocket works through nginx
     assert "causal=false" in tab.url and chart_text(tab, 7) != before and no_exception(tab)
-    context.close()
+    tab.close()
     os.kill(pids[0], signal.SIGKILL)  # replica 0 dies
-    for key in keys.values():  # the dead replica's browsers are routed to the live one, the live one's stay
-        context, tab, _ = visit(browser, url, key)
-        assert chart_text(tab, 7) == before and no_exception(tab)
-        context.close()
+    live = next(replica for replica in keys if replica != first)
+    assert replica_of(url, keys[live]) == live  # the live replica's browsers stay where they are
+    tab, served_by = visit(context, url, keys[first])  # the dead replica's browser is routed to the live one
+    assert served_by.split(", ")[-1] == live
+    assert chart_text(tab, 7) == before and no_exception(tab)
+    tab.close()
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(timeout=60) is not None
     time.sleep(1)
