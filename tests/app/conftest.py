@@ -64,6 +64,9 @@ def assert_clean(at: AppTest) -> None:
     assert not at.exception, [e.value for e in at.exception]
 
 
+LANGS = ("en", "zh")
+
+
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     """A test that takes `lang` runs in one language: English or Chinese, by its name, so both are tested evenly.
 
@@ -73,6 +76,3 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     explicit = any("lang" in str(marker.args[:1]) for marker in metafunc.definition.iter_markers("parametrize"))
     if "lang" in metafunc.fixturenames and not explicit:
         metafunc.parametrize("lang", [LANGS[zlib.crc32(metafunc.function.__name__.encode()) % 2]])
-
-
-LANGS = ("en", "zh")

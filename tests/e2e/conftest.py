@@ -19,7 +19,7 @@ pytestmark = pytest.mark.e2e
 
 
 OWN_SERVERS = {"test_replicas.py"}  # starts servers of its own (replicas behind nginx), not the shared one
-FIRST = "test_deep_links.py"  # wants a server nothing has visited yet: first in the chain, the shared one is
+FIRST = "test_deep_links.py"  # needs a server nobody has visited: taken first, it gets the shared one unvisited
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
