@@ -11,7 +11,6 @@ import re
 import pytest
 
 from attnlab.params import Invalid
-from attnlab.testing import app_test
 from attnlab.ui.app.registry import PAGES
 from attnlab.ui.app.state import SCOPES
 from tests.app.conftest import assert_clean, open_page
@@ -35,11 +34,9 @@ ESCAPED = re.compile(r"\\[^\w\s]")  # \< \[ \*: CommonMark shows the character i
 
 
 def scopes_read(spec) -> list[str]:
-    """The page states (scopes) a page loads itself, learned from one plain visit after forgetting the router's."""
-    at = app_test(60).run()
-    for key in [k for k in at.session_state if k.startswith("_loaded.")]:
-        del at.session_state[key]
-    at.switch_page(spec.path).run()
+    """The page states (scopes) a visit of the page loads, the router's and the page's own: one plain visit, opened
+    directly (each scope marks itself loaded once per session, so a fresh session marks every scope it reads)."""
+    at = open_page(spec.path)
     return sorted(key.removeprefix("_loaded.") for key in at.session_state if key.startswith("_loaded."))
 
 
