@@ -1,4 +1,4 @@
-"""Settings for every test process: one torch thread per xdist worker.
+"""Settings for every test process (one torch thread per xdist worker), and the one live run two tests share.
 
 `-n auto` already runs one worker per core. With torch's default of a thread per core as well, two workers (and the
 browser beside them) ask for twice the cores there are, and torch's threads spin while they wait for each other: the
@@ -9,8 +9,29 @@ from __future__ import annotations
 
 import os
 
+import pytest
+
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import torch  # noqa: E402  (after the variable, so torch's pool starts at one thread)
 
 torch.set_num_threads(1)
+
+
+LIVE_STEPS, LIVE_SEED = 200, 0  # the Trained decoder page's default live run (its number inputs' defaults)
+LIVE_GROUP = pytest.mark.xdist_group("live-run")  # the tests that read `default_live_runs` share one worker's copy
+
+
+@pytest.fixture(scope="session")
+def default_live_runs() -> dict[str, list[tuple[int, dict]]]:
+    """Every (step, losses) the page's default live run reports, for the 2-layer recipe and its 1-layer control.
+
+    Trained once per test process: the core's test reads whether it crosses the change, the page's test replays
+    the 2-layer run through the page to see the change marked. Each run took about 6 s of CPU here.
+    """
+    from attnlab.trained import training
+
+    runs: dict[str, list[tuple[int, dict]]] = {"induction-2l": [], "induction-1l": []}
+    for name, seen in runs.items():
+        training.train_live(name, LIVE_STEPS, lambda *reported, into=seen: into.append(reported), seed=LIVE_SEED)
+    return runs

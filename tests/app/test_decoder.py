@@ -7,16 +7,17 @@ import threading
 
 import numpy as np
 import pytest
-import torch
 
 from attnlab import trained
 from attnlab.limits import INDUCTION_CLEAR
 from attnlab.ui.app.i18n import catalog
 from attnlab.ui.pages.decoder import sections as dec
+from attnlab.ui.pages.decoder import yours
 from attnlab.ui.pages.decoder.live import RUNNER
 from attnlab.ui.pages.decoder.numbers import mean_losses, predictions, strongest_induction
 from tests.app.charts import blocked_cells, heatmap_values
 from tests.app.conftest import assert_clean, metric, open_page, texts
+from tests.conftest import LIVE_GROUP, LIVE_SEED, LIVE_STEPS
 
 PAGE = "views/decoder.py"
 SEQ = "k 3 x m q 7 k 3 x m q 7 k 3 x"
@@ -165,20 +166,28 @@ def test_a_live_run_trains_with_progress_and_a_loss_curve():
     assert any(not_yet in c for c in texts(at, "caption")), "20 steps: no induction head yet, and the page says so"
 
 
-def test_the_default_live_run_crosses_the_change_and_marks_it(lang, monkeypatch):
-    """The steps, not the clock: on a shared test machine the 30 s budget is lifted (tests/unit covers the budget)."""
+@LIVE_GROUP
+def test_the_default_live_run_crosses_the_change_and_marks_it(lang, monkeypatch, default_live_runs):
+    """The page starts the default live run and marks its change: the steps, not the clock (the budget is lifted,
+    tests/unit covers it). The core's trainer is replaced by the very run it reported for the same recipe, steps and
+    seed (`default_live_runs`, whose crossing tests/unit checks), so that run is trained once, not twice."""
+
+    def replay(recipe, steps, callback, cancel=None, seed=None):
+        assert (recipe, steps, seed) == ("induction-2l", LIVE_STEPS, LIVE_SEED)
+        for step, losses in default_live_runs[recipe]:
+            if cancel is not None and cancel.is_set():
+                break
+            callback(step, losses)
+
+    monkeypatch.setattr(yours, "train_live", replay)
     monkeypatch.setattr(RUNNER, "budget_s", 1e9)
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
     at = open_page(PAGE, lang=lang, model="2l", seq=SEQ)
-    assert at.number_input(key="decoder.live_steps").value == 200
+    assert at.number_input(key="decoder.live_steps").value == LIVE_STEPS
+    assert at.number_input(key="decoder.live_seed").value == LIVE_SEED
     start = [b for b in at.button if b.label == catalog(lang)["decoder.live_start"]][0]
     start.click().run()
-    try:
-        while RUNNER.snapshot().running:  # wait on the runner itself: reruns meanwhile would slow the training
-            threading.Event().wait(0.2)
-    finally:
-        torch.set_num_threads(threads)
+    while RUNNER.snapshot().running:  # wait on the runner itself, as a page polling it would
+        threading.Event().wait(0.05)
     at.run()
     assert_clean(at)
     changed = catalog(lang)["livetrain.changed"].split("{")[0]

@@ -11,6 +11,7 @@ from attnlab.limits import TRAINED_LIVE_MAX_STEPS
 from attnlab.train import main
 from attnlab.trained import load, training
 from attnlab.trained.training import checkpoint_steps, train
+from tests.conftest import LIVE_GROUP, LIVE_STEPS
 
 
 def test_a_short_run_twice_gives_identical_weights(tmp_path):
@@ -53,14 +54,13 @@ def test_a_live_run_is_capped(monkeypatch):
     assert seen == [1, 2, 3] and TRAINED_LIVE_MAX_STEPS >= 100
 
 
-def test_the_live_variant_crosses_the_change_within_the_default_steps():
+@LIVE_GROUP
+def test_the_live_variant_crosses_the_change_within_the_default_steps(default_live_runs):
     """The page's default live run (200 steps, seed 0) forms an induction head; the 1-layer control does not."""
-    torch.set_num_threads(1)
     found = {}
-    for name in ("induction-2l", "induction-1l"):
-        seen = []
-        training.train_live(name, 200, lambda step, losses, seen=seen: seen.append((step, losses)))
+    for name, seen in default_live_runs.items():
         scored = [(s, max(x["induction"])) for s, x in seen if "induction" in x]
+        assert [s for s, _ in seen] == list(range(1, LIVE_STEPS + 1))
         assert [s for s, _ in scored] == list(range(10, 201, 10))
         found[name] = next((s for s, score in scored if score >= 0.5), None), seen[-1][1]["loss_repeat"]
     step, loss = found["induction-2l"]
