@@ -43,8 +43,9 @@ def open_offline(browser, path):
     return tab, context, others
 
 
-@pytest.mark.parametrize("lang", ["en", "zh"])
-def test_pack_draws_every_chart_with_the_network_blocked(browser, tmp_path, lang):
+def test_pack_draws_every_chart_with_the_network_blocked(browser, tmp_path):
+    """The English pack, written by `pack_html` itself (test_present.py downloads the Chinese one from the page)."""
+    lang = "en"
     config = LabConfig(text=f"<BOS> I like you {HOSTILE} 我 <EOS>", d_model=8, heads=2, causal=True, seed=3)
     strings = catalog(lang)
     page = pack_html(

@@ -82,7 +82,7 @@ def test_a_first_visit_loads_the_chart_library_once_draws_the_first_stages_first
 
 def test_an_edited_cell_changes_the_charts_survives_the_navigation_and_a_token_chip_opens_its_neuron(page, server):
     """Edit a weight, leave for a lesson and come back, then follow a token to the Neuron view (one session)."""
-    open_app(page, server, "/?text=I+like+you&d_model=12&heads=3&causal=true")
+    open_app(page, server, "/?text=I+like+you&d_model=6&heads=3&causal=true")
     q_before, out_before = chart_text(page, 1), chart_text(page, 10)
     rerun(page, page.get_by_text("Edit the weights").click)  # the editor is built when its switch is on
     grid = page.locator('[data-testid="stMain"] [data-testid="stDataFrame"]').first
@@ -106,12 +106,12 @@ def test_an_edited_cell_changes_the_charts_survives_the_navigation_and_a_token_c
     page.wait_for_url(lambda url: "masking" not in url)
     settle(page)
     assert page.locator('[data-testid="stTextInput"] input').first.input_value() == "I like you"
-    assert "d_model=12" in page.url and "heads=3" in page.url and "causal=true" in page.url
+    assert "d_model=6" in page.url and "heads=3" in page.url and "causal=true" in page.url
     assert "edits=q0.1" in page.url and chart_text(page, 10) == edited  # the edit came back too
     assert chart_count(page) == 11
     chip = page.locator('[data-testid="stMain"] [data-testid="stButtonGroup"] button').filter(has_text="like").first
     rerun(page, chip.click)
     rerun(page, page.locator('[data-testid="stPageLink-NavLink"]').filter(has_text="Neuron").first.click)
-    assert "/neuron" in page.url and "q=1" in page.url and "text=I+like+you" in page.url and "d_model=12" in page.url
+    assert "/neuron" in page.url and "q=1" in page.url and "text=I+like+you" in page.url and "d_model=6" in page.url
     assert "Query like (position 1)" in page.locator('[data-testid="stMain"]').inner_text()
     assert chart_count(page) == 5 and page.locator('[data-testid="stException"]').count() == 0

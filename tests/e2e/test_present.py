@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from urllib.parse import quote_plus
+
 import pytest
 
 from attnlab.pipeline import LabConfig
 from tests.e2e.conftest import chart_count, chart_text, open_app, rerun
-from tests.e2e.test_offline_pack import DRAWN, open_offline
+from tests.e2e.test_offline_pack import DRAWN, HOSTILE, open_offline
 
 pytestmark = pytest.mark.e2e
 
@@ -35,7 +37,10 @@ def test_the_matrix_stays_hidden_until_the_question_is_answered(page, server):
 
 
 def test_the_pack_downloaded_from_the_page_draws_offline(page, server, browser, tmp_path):
-    open_app(page, server, "/present?text=I+like+you&causal=true&lang=zh")
+    """The Chinese pack as a teacher downloads it, hostile token included: it draws every chart with the network
+    blocked, shows the token as text and breaks no content policy (test_offline_pack.py checks the English one)."""
+    text = quote_plus(f"<BOS> I like you {HOSTILE} 我 <EOS>")
+    open_app(page, server, f"/present?text={text}&causal=true&heads=2&seed=3&lang=zh")
     page.get_by_text("离线课堂资料包").click()
     button = page.get_by_role("button", name="HTML 资料包（可离线使用）")
     button.wait_for()
@@ -46,6 +51,10 @@ def test_the_pack_downloaded_from_the_page_draws_offline(page, server, browser, 
     tab, context, others = open_offline(browser, path)
     try:
         tab.wait_for_function(f"{DRAWN} === 11", timeout=60_000)
+        assert tab.evaluate(DRAWN) == 11
+        assert HOSTILE in tab.locator("p.sentence").inner_text()
+        assert tab.locator("img").count() == 0
+        assert tab.evaluate("window.__csp") == []
         assert others == []
     finally:
         context.close()
