@@ -190,14 +190,15 @@ def _digest_in_subprocess(hash_seed: str) -> tuple[str, str]:
 
 
 def test_embeddings_identical_across_processes_with_different_hash_seeds():
-    digest_a, salted_a = _digest_in_subprocess("1")
-    digest_b, salted_b = _digest_in_subprocess("2")
-    assert salted_a != salted_b  # the two processes really do hash strings differently
-    assert digest_a == digest_b
+    """This process and a fresh one that hashes strings differently embed the same text to the same bytes."""
+    digest, salted = _digest_in_subprocess("1")
+    if salted == str(hash("salted?")):  # this process hashes with seed 1 as well: take another for the fresh one
+        digest, salted = _digest_in_subprocess("2")
+    assert salted != str(hash("salted?"))  # the two processes really do hash strings differently
     text = "<BOS> I like you <EOS> 我喜欢你 😀 مرحبا"
     x = embed(tokenize(text), 8, seed=3)
     y = input_matrix(tokenize(text), 8, 3, positions=True)
-    assert hashlib.sha256(x.numpy().tobytes() + y.numpy().tobytes()).hexdigest() == digest_a
+    assert hashlib.sha256(x.numpy().tobytes() + y.numpy().tobytes()).hexdigest() == digest
 
 
 @pytest.mark.parametrize("d_model", [1, 2, 3, 5, 8, 9, 64])
