@@ -41,7 +41,7 @@ def runs() -> dict:
             options = views(first)
             plain += [(spec.path, {VIEW: v}) for v in options] or [(spec.path, {})]
             for extra in [{VIEW: v} for v in options] or [{}]:
-                for query in LEAKY:
+                for query in LEAKY if extra else LEAKY[1:]:  # a page without views had LEAKY[0] as its first visit
                     visit(spec.path, {**query, **extra})
         proc = fresh_process(plain)
         here = [snapshot(visit(page, query)) for page, query in plain]
