@@ -12,17 +12,23 @@ from tests.e2e.conftest import main_text, no_exception, open_app
 pytestmark = pytest.mark.e2e
 
 
-def test_a_zh_cn_browser_gets_chinese_and_the_link_names_it(browser, server):
-    context = browser.new_context(locale="zh-CN", viewport={"width": 1400, "height": 1000})
-    try:
-        tab = context.new_page()
-        assert tab.evaluate("navigator.language") == "zh-CN"
-        open_app(tab, server, "/scaling")
-        assert no_exception(tab)
-        assert catalog("zh")["lesson_scaling.title"] in main_text(tab)
-        tab.wait_for_function("() => new URL(location.href).searchParams.get('lang') === 'zh'")
-        assert urllib.parse.parse_qs(urllib.parse.urlparse(tab.url).query)["lang"] == ["zh"]
-        open_app(tab, server, "/scaling?lang=en")  # the link wins over the browser
-        assert catalog("en")["lesson_scaling.title"] in main_text(tab)
-    finally:
-        context.close()
+def speak_chinese(context, tab) -> None:
+    """Make one tab's browser Chinese before it loads anything: what Playwright's `locale="zh-CN"` does to a whole
+    context (the Intl locale, navigator.language and the Accept-Language header), done to one tab of the shared
+    profile, which then needs no renderer of its own."""
+    cdp = context.new_cdp_session(tab)
+    cdp.send("Emulation.setLocaleOverride", {"locale": "zh-CN"})
+    agent = tab.evaluate("navigator.userAgent")
+    cdp.send("Emulation.setUserAgentOverride", {"userAgent": agent, "acceptLanguage": "zh-CN"})
+
+
+def test_a_zh_cn_browser_gets_chinese_and_the_link_names_it(context, page, server):
+    speak_chinese(context, page)
+    assert page.evaluate("[navigator.language, Intl.DateTimeFormat().resolvedOptions().locale]") == ["zh-CN"] * 2
+    open_app(page, server, "/scaling")
+    assert no_exception(page)
+    assert catalog("zh")["lesson_scaling.title"] in main_text(page)
+    page.wait_for_function("() => new URL(location.href).searchParams.get('lang') === 'zh'")
+    assert urllib.parse.parse_qs(urllib.parse.urlparse(page.url).query)["lang"] == ["zh"]
+    open_app(page, server, "/scaling?lang=en")  # the link wins over the browser
+    assert catalog("en")["lesson_scaling.title"] in main_text(page)
