@@ -59,6 +59,19 @@ def forget_run(runner) -> None:
         runner.finished.clear()
 
 
+def one_session_per_run(runner):
+    """An autouse fixture for a test module: each test starts and ends with the server's one `runner` free and
+    forgotten, whatever order the tests run in (every AppTest session has the same id, see `forget_run`)."""
+
+    @pytest.fixture(autouse=True)
+    def forgotten():
+        forget_run(runner)
+        yield
+        forget_run(runner)
+
+    return forgotten
+
+
 def assert_clean(at: AppTest) -> None:
     """No traceback reached the page."""
     assert not at.exception, [e.value for e in at.exception]

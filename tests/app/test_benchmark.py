@@ -15,19 +15,14 @@ from attnlab.limits import LIVE_BENCH_BUDGET_S
 from attnlab.ui.app.i18n import catalog
 from attnlab.ui.pages.benchmark.live import BENCH
 from tests.app.charts import _decode, figures
-from tests.app.conftest import assert_clean, finish_run, forget_run, open_page, texts
+from tests.app.conftest import assert_clean, finish_run, one_session_per_run, open_page, texts
 
 PAGE = "views/benchmark.py"
 TINY = dict(seq="16,32", heads="1", head_dim="8", impls="explicit,tiled,sdpa")
 CAP = format_bytes(MEMORY_CAP_BYTES)
 
 
-@pytest.fixture(autouse=True)
-def one_session_per_run():
-    """Each test starts and ends with the server's one live benchmark run free and forgotten."""
-    forget_run(BENCH)
-    yield
-    forget_run(BENCH)
+runner_forgotten = one_session_per_run(BENCH)
 
 
 @pytest.fixture(autouse=True)

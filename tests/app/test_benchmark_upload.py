@@ -11,7 +11,7 @@ import attnlab.bench.results as recorded
 from attnlab.ui.app.i18n import catalog
 from attnlab.ui.pages.benchmark.live import BENCH
 from tests.app.charts import _decode, figures
-from tests.app.conftest import assert_clean, finish_run, forget_run, open_page, texts
+from tests.app.conftest import assert_clean, finish_run, one_session_per_run, open_page, texts
 
 PAGE = "views/benchmark.py"
 MIME = "application/json"
@@ -21,12 +21,7 @@ ENV = {"torch": "2.13.0+cu128", "device_name": "NVIDIA H100 80GB HBM3", "date": 
 SETTINGS = dict(heads="2", head_dim="32", seq="64,128", impls="tiled,sdpa", dtype="float16", causal="true")
 
 
-@pytest.fixture(autouse=True)
-def one_session_per_run():
-    """Each test starts and ends with the server's one live benchmark run free and forgotten."""
-    forget_run(BENCH)
-    yield
-    forget_run(BENCH)
+runner_forgotten = one_session_per_run(BENCH)
 
 
 def row(impl: str, t: int, ms: float, dtype: str = "bfloat16", head_dim: int = 128, causal: bool = False) -> dict:

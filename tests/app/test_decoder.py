@@ -16,20 +16,14 @@ from attnlab.ui.pages.decoder import yours
 from attnlab.ui.pages.decoder.live import RUNNER
 from attnlab.ui.pages.decoder.numbers import mean_losses, predictions, strongest_induction
 from tests.app.charts import blocked_cells, heatmap_values
-from tests.app.conftest import assert_clean, forget_run, metric, open_page, texts
+from tests.app.conftest import assert_clean, metric, one_session_per_run, open_page, texts
 from tests.conftest import LIVE_GROUP, LIVE_SEED, LIVE_STEPS
 
 PAGE = "views/decoder.py"
 SEQ = "k 3 x m q 7 k 3 x m q 7 k 3 x"
 
 
-@pytest.fixture(autouse=True)
-def one_session_per_run():
-    """Each test starts and ends with the server's one live run free and forgotten: AppTest sessions share one id, so
-    a page would otherwise show an earlier test's run as its own (the tests run in any order, on either worker)."""
-    forget_run(RUNNER)
-    yield
-    forget_run(RUNNER)
+runner_forgotten = one_session_per_run(RUNNER)
 
 
 def expected_losses(model: str, seq: str, ablate=()) -> tuple[float, float]:
@@ -221,9 +215,7 @@ def test_a_second_visitor_is_told_the_server_is_busy(lang):
         assert_clean(at)
         assert catalog(lang)["decoder.live_busy"].split("{")[0] in " ".join(texts(at, "warning"))
     finally:
-        gate.set()
-        while RUNNER.snapshot().running:
-            threading.Event().wait(0.01)
+        gate.set()  # the run ends; `runner_forgotten` waits for it
 
 
 def test_the_explanation_states_the_weight_computed_now(lang):

@@ -191,10 +191,11 @@ def _digest_in_subprocess(hash_seed: str) -> tuple[str, str]:
 
 def test_embeddings_identical_across_processes_with_different_hash_seeds():
     """This process and a fresh one that hashes strings differently embed the same text to the same bytes."""
+    here = str(hash("salted?"))
     digest, salted = _digest_in_subprocess("1")
-    if salted == str(hash("salted?")):  # this process hashes with seed 1 as well: take another for the fresh one
+    if salted == here:  # this process hashes with seed 1 as well: take another for the fresh one
         digest, salted = _digest_in_subprocess("2")
-    assert salted != str(hash("salted?"))  # the two processes really do hash strings differently
+    assert salted != here  # the two processes really do hash strings differently
     text = "<BOS> I like you <EOS> 我喜欢你 😀 مرحبا"
     x = embed(tokenize(text), 8, seed=3)
     y = input_matrix(tokenize(text), 8, 3, positions=True)
