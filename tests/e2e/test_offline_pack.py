@@ -43,6 +43,16 @@ def open_offline(browser, path):
     return tab, context, others
 
 
+def assert_draws_offline(tab, others: list[str]) -> None:
+    """A pack of `HOSTILE` text drew all 11 charts offline: the token shown as text, no request, no policy report."""
+    tab.wait_for_function(f"{DRAWN} === 11", timeout=60_000)
+    assert tab.evaluate(DRAWN) == 11
+    assert HOSTILE in tab.locator("p.sentence").inner_text()
+    assert tab.locator("img").count() == 0
+    assert tab.evaluate("window.__csp") == []
+    assert others == []
+
+
 def test_pack_draws_every_chart_with_the_network_blocked(browser, tmp_path):
     """The English pack, written by `pack_html` itself (test_present.py downloads the Chinese one from the page)."""
     lang = "en"
@@ -59,12 +69,7 @@ def test_pack_draws_every_chart_with_the_network_blocked(browser, tmp_path):
     path.write_text(page, encoding="utf-8")
     tab, context, others = open_offline(browser, path)
     try:
-        tab.wait_for_function(f"{DRAWN} === 11", timeout=60_000)
-        assert tab.evaluate(DRAWN) == 11
-        assert HOSTILE in tab.locator("p.sentence").inner_text()
-        assert tab.locator("img").count() == 0
-        assert tab.evaluate("window.__csp") == []
-        assert others == []
+        assert_draws_offline(tab, others)
     finally:
         context.close()
 

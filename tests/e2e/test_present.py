@@ -8,7 +8,7 @@ import pytest
 
 from attnlab.pipeline import LabConfig
 from tests.e2e.conftest import chart_count, chart_text, open_app, rerun
-from tests.e2e.test_offline_pack import DRAWN, HOSTILE, open_offline
+from tests.e2e.test_offline_pack import HOSTILE, assert_draws_offline, open_offline
 
 pytestmark = pytest.mark.e2e
 
@@ -50,12 +50,7 @@ def test_the_pack_downloaded_from_the_page_draws_offline(page, server, browser, 
     download.value.save_as(path)
     tab, context, others = open_offline(browser, path)
     try:
-        tab.wait_for_function(f"{DRAWN} === 11", timeout=60_000)
-        assert tab.evaluate(DRAWN) == 11
-        assert HOSTILE in tab.locator("p.sentence").inner_text()
-        assert tab.locator("img").count() == 0
-        assert tab.evaluate("window.__csp") == []
-        assert others == []
+        assert_draws_offline(tab, others)
     finally:
         context.close()
 
