@@ -20,6 +20,8 @@ from tests.app.snapshot import VIEW, Visit, snapshot, steady_timings, views, vis
 
 # What earlier sessions may have left in a shared cache: both settings at once first (a cache that keeps the first
 # value it saw), then each alone (a cache keyed on one setting but not the other).
+pytestmark = pytest.mark.xdist_group("cache-leaks")  # one worker builds `runs` (every page, twice over) once
+
 LEAKY = ({"lang": "zh", "palette": "cb"}, {"lang": "zh"}, {"palette": "cb"})
 
 

@@ -3,21 +3,31 @@
 Nothing is downloaded: the models come from tiny configs with a fixed seed, the tokenizer is a
 WordLevel `tokenizers` model wrapped in PreTrainedTokenizerFast (built in memory), and a bare
 duck-typed tokenizer checks that capture needs only __call__ and convert_ids_to_tokens.
-transformers is imported once, here.
+transformers is imported on first use, here (`hf`).
 """
 
 from __future__ import annotations
+
+import functools
 
 import pytest
 import torch
 
 from attnlab.attnfile import AttentionFile, capture, file_bytes, from_decoder, from_encoder, load
 
-with pytest.MonkeyPatch.context() as _env:
-    _env.setenv("HF_HUB_OFFLINE", "1")
-    _env.setenv("TRANSFORMERS_OFFLINE", "1")
-    import transformers
-    from tokenizers import Tokenizer, models, pre_tokenizers
+pytestmark = pytest.mark.xdist_group("transformers")  # with test_pretrained_encoder: one worker imports it
+
+
+@functools.cache
+def hf():
+    """transformers, imported offline on first use: collecting this module (every worker does) imports nothing heavy."""
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("HF_HUB_OFFLINE", "1")
+        env.setenv("TRANSFORMERS_OFFLINE", "1")
+        import transformers
+
+    return transformers
+
 
 WORDS = ["<pad>", "<s>", "</s>", "<unk>", "the", "cat", "sat", "on", "mat", "le", "chat", "dort", "a", "dog"]
 TEXT, TARGET = "the cat sat on the mat", "le chat dort"
@@ -26,9 +36,11 @@ TOL = 1e-6
 
 def tiny_tokenizer():
     """A real fast tokenizer over a 14-word vocabulary, built in memory."""
+    from tokenizers import Tokenizer, models, pre_tokenizers
+
     core = Tokenizer(models.WordLevel({w: i for i, w in enumerate(WORDS)}, unk_token="<unk>"))
     core.pre_tokenizer = pre_tokenizers.Whitespace()
-    return transformers.PreTrainedTokenizerFast(
+    return hf().PreTrainedTokenizerFast(
         tokenizer_object=core, unk_token="<unk>", pad_token="<pad>", bos_token="<s>", eos_token="</s>"
     )
 
@@ -49,14 +61,14 @@ def tiny(name: str):
     torch.manual_seed(0)
     small = {"vocab_size": len(WORDS), "pad_token_id": 0, "bos_token_id": 1, "eos_token_id": 2}
     if name == "bert":
-        config = transformers.BertConfig(
+        config = hf().BertConfig(
             hidden_size=16, num_hidden_layers=2, num_attention_heads=4, intermediate_size=32, **small
         )
-        return transformers.BertModel(config)
+        return hf().BertModel(config)
     if name == "gpt2":
-        config = transformers.GPT2Config(n_embd=16, n_layer=3, n_head=2, n_positions=32, **small)
-        return transformers.GPT2LMHeadModel(config)
-    config = transformers.BartConfig(
+        config = hf().GPT2Config(n_embd=16, n_layer=3, n_head=2, n_positions=32, **small)
+        return hf().GPT2LMHeadModel(config)
+    config = hf().BartConfig(
         d_model=16,
         encoder_layers=2,
         decoder_layers=3,
@@ -68,7 +80,7 @@ def tiny(name: str):
         decoder_start_token_id=1,
         **small,
     )
-    return transformers.BartForConditionalGeneration(config)
+    return hf().BartForConditionalGeneration(config)
 
 
 def own_attentions(model, tokenizer, target: str | None = None):
@@ -147,7 +159,7 @@ def test_an_encoder_decoder_without_target_is_a_clear_error():
 def test_rotary_queries_and_keys_are_dropped_since_they_do_not_give_back_the_attention():
     """Llama's q_proj and k_proj outputs are rotated before the scores: capture keeps its attention, not its q and k."""
     torch.manual_seed(0)
-    config = transformers.LlamaConfig(
+    config = hf().LlamaConfig(
         vocab_size=len(WORDS),
         hidden_size=16,
         intermediate_size=32,
@@ -159,7 +171,7 @@ def test_rotary_queries_and_keys_are_dropped_since_they_do_not_give_back_the_att
         bos_token_id=1,
         eos_token_id=2,
     )
-    model = transformers.LlamaForCausalLM(config)
+    model = hf().LlamaForCausalLM(config)
     f = capture(model, tiny_tokenizer(), TEXT)["self"]
     (want,) = own_attentions(model, tiny_tokenizer())
     assert (f.attentions - want).abs().max() <= TOL and f.causal
@@ -179,8 +191,8 @@ def test_minilm_capture_equals_our_own_forward_pass_with_queries_and_keys():
     assert torch.equal(ours.queries[2, 7], steps.q) and torch.equal(ours.keys[2, 7], steps.k)
     assert (ours.model, ours.kind, ours.causal, ours.tokens) == ("all-MiniLM-L6-v2", "self", False, run.tokens)
     folder = str(model_dir())
-    bert = transformers.BertModel.from_pretrained(folder)
-    theirs = capture(bert, transformers.AutoTokenizer.from_pretrained(folder), run.text)["self"]
+    bert = hf().BertModel.from_pretrained(folder)
+    theirs = capture(bert, hf().AutoTokenizer.from_pretrained(folder), run.text)["self"]
     assert theirs.tokens == ours.tokens
     assert (theirs.attentions - ours.attentions).abs().max() <= 1e-5
     assert (theirs.queries - ours.queries).abs().max() <= 1e-4 and (theirs.keys - ours.keys).abs().max() <= 1e-4

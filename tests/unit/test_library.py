@@ -13,6 +13,8 @@ import attnlab
 from attnlab import cli
 from attnlab.testing import ROOT
 
+pytestmark = pytest.mark.xdist_group("library")  # one worker starts the `library` interpreter once
+
 MODULES = sorted(m.name for m in pkgutil.walk_packages(attnlab.__path__, "attnlab.") if not m.name.endswith("__main__"))
 APP_ONLY = ("streamlit", "pandas", "tokenizers", "transformers", "sentence_transformers")
 BLOCK = f"""

@@ -7,7 +7,6 @@ import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from scipy.stats import spearmanr
 
 from attnlab.qkmap import agreement, normalised, project, qk_map, spearman, visible_keys
 
@@ -47,8 +46,11 @@ def test_a_one_dimensional_head_still_gets_a_flat_second_axis():
     assert xy.shape == (5, 2) and np.all(xy[:, 1] == 0) and explained == (1.0, 0.0)
 
 
+@pytest.mark.xdist_group("scipy")  # its cases on one worker: only that one imports scipy.stats (1.5 s)
 @pytest.mark.parametrize("n", [2, 7, 30])
 def test_spearman_matches_scipy_with_ties(n):
+    from scipy.stats import spearmanr
+
     rng = np.random.default_rng(n)
     a, b = rng.integers(0, 4, n).astype(float), rng.normal(size=n)
     expected = spearmanr(a, b).statistic
