@@ -81,7 +81,7 @@ def test_a_first_visit_loads_the_chart_library_once_draws_the_first_stages_first
 
 
 def test_an_edited_cell_changes_the_charts_survives_the_navigation_and_a_token_chip_opens_its_neuron(page, server):
-    """Edit a weight, leave for the course overview and come back, then follow a token to the Neuron view (one session)."""
+    """Edit a weight, visit the course overview and come back, then follow a token to the Neuron view (one session)."""
     open_app(page, server, "/?text=I+like+you&d_model=6&heads=3&causal=true")
     q_before, out_before = chart_text(page, 1), chart_text(page, 10)
     rerun(page, page.get_by_text("Edit the weights").click)  # the editor is built when its switch is on
