@@ -18,7 +18,7 @@ def pytest_collection(session: pytest.Session) -> None:
     """One torch thread in every process that runs tests, whatever OMP_NUM_THREADS said.
 
     Only processes that collect call this: xdist's controller collects nothing and no longer imports torch (2.5 s of
-    CPU). The workers then start 4 s sooner but import torch while collecting, so the first test still starts at 19 s.
+    CPU). The workers then start 4 s sooner but import torch while collecting instead, so their start is no shorter.
     """
     import torch
 
