@@ -20,6 +20,7 @@ def test_a_live_run_redraws_its_progress_until_done_without_any_click(page, serv
     rerun(page, lambda: page.get_by_role("button", name="Start training").click())
     page.get_by_text("Done: 20 steps").wait_for(timeout=120_000)  # only the fragment's own polling gets it there
     assert no_exception(page) and "Step 20 of 20" in main_text(page)
+    page.locator(live).nth(1).wait_for()  # the text can come a frame before Plotly has drawn the last chart
     assert page.locator(live).count() == 2  # the live loss and the live head scores, drawn by the polling fragment
 
 
