@@ -14,8 +14,9 @@ import pytest
 import torch
 
 from attnlab.attnfile import AttentionFile, capture, file_bytes, from_decoder, from_encoder, load
+from tests.conftest import HF_GROUP
 
-pytestmark = pytest.mark.xdist_group("transformers")  # with test_pretrained_encoder: one worker imports it
+pytestmark = HF_GROUP  # with the other tests that import transformers: one worker imports it
 
 
 @functools.cache
