@@ -27,9 +27,10 @@ def pytest_collection(session: pytest.Session) -> None:
 
 LIVE_STEPS, LIVE_SEED = 200, 0  # the Trained decoder page's default live run (its number inputs' defaults)
 LIVE_GROUP = pytest.mark.xdist_group("live-run")  # the tests that read `default_live_runs` share one worker's copy
-# The tests that import transformers (4.3 s of CPU with a BertModel, 2 s more for sentence-transformers) share one
-# worker, so one process pays for the import.
-HF_GROUP = pytest.mark.xdist_group("transformers")
+# The tests that import the reference libraries we check against share one worker, so one process pays for each
+# import: transformers (4.3 s of CPU with a BertModel), sentence-transformers (2 s more) and scipy.stats (1.5 s,
+# which sentence-transformers imports too).
+REFERENCE_GROUP = pytest.mark.xdist_group("reference-libraries")
 
 
 @pytest.fixture(scope="session")

@@ -18,7 +18,7 @@ from attnlab.ui.app.i18n import catalog
 from attnlab.ui.pages.attention_file.source import VIEWS
 from tests.app.charts import figures, heatmap_values
 from tests.app.conftest import assert_clean, open_page, texts
-from tests.conftest import HF_GROUP
+from tests.conftest import REFERENCE_GROUP
 
 PAGE = "views/attention_file.py"
 CHARTS = {"model": 1, "head": 2, "qk": 1, "finder": 1, "rollout": 2}
@@ -267,7 +267,7 @@ class WordTokenizer:
         return [self.words[int(i)] for i in ids]
 
 
-@HF_GROUP
+@REFERENCE_GROUP
 def test_every_part_of_a_captured_encoder_decoder_opens_with_its_kind(lang):
     words = ["<s>", "</s>", "the", "cat", "sat", "die", "Katze", "sass"]
     parts = attnfile.capture(tiny_bart(), WordTokenizer(words), "<s> the cat sat </s>", target="<s> die Katze sass")

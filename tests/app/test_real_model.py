@@ -10,7 +10,7 @@ from attnlab.ui.app.i18n import catalog
 from attnlab.ui.pages.real_model import real
 from tests.app.charts import figures, heatmap_values
 from tests.app.conftest import assert_clean, open_page, texts
-from tests.conftest import HF_GROUP
+from tests.conftest import REFERENCE_GROUP
 
 REAL = "views/real_model.py"
 CHARTS = {"model": 1, "head": 2, "stages": 14, "finder": 1, "rollout": 2, "similarity": 1, "qk": 1}
@@ -134,7 +134,7 @@ def test_a_missing_model_package_says_how_to_install_it(monkeypatch, lang):
         real.encoder.clear()
 
 
-@HF_GROUP
+@REFERENCE_GROUP
 def test_the_check_panel_compares_with_bert_and_sentence_transformers():
     at = open_page(REAL, text="The cat sat on the mat.")
     assert not texts(at, "success")

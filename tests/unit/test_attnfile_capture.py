@@ -14,9 +14,9 @@ import pytest
 import torch
 
 from attnlab.attnfile import AttentionFile, capture, file_bytes, from_decoder, from_encoder, load
-from tests.conftest import HF_GROUP
+from tests.conftest import REFERENCE_GROUP
 
-pytestmark = HF_GROUP  # with the other tests that import transformers: one worker imports it
+pytestmark = REFERENCE_GROUP  # with the other tests that import transformers: one worker imports it
 
 
 @functools.cache

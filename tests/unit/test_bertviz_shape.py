@@ -9,7 +9,7 @@ import torch
 
 from attnlab.attnfile import AttentionFile, from_attentions
 from attnlab.figures import head_view, model_view
-from tests.conftest import HF_GROUP
+from tests.conftest import REFERENCE_GROUP
 
 L, H, T = 3, 4, 5
 TOKENS = ["[CLS]", "the", "cat", "sat", "[SEP]"]
@@ -92,7 +92,7 @@ def test_a_head_outside_the_model_is_named():
     assert np.isfinite(from_attentions(layers(), TOKENS).attentions.numpy()).all()
 
 
-@HF_GROUP
+@REFERENCE_GROUP
 def test_a_real_transformers_models_outputs_attentions():
     """A tiny randomly initialised BERT (built here, nothing downloaded), eager attention as the README says."""
     transformers = pytest.importorskip("transformers")

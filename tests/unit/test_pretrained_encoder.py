@@ -14,9 +14,9 @@ import torch.nn.functional as F
 from attnlab.limits import TOL_FLOAT32
 from attnlab.pretrained import MAX_TOKENS, EmptyText, Encoder, load_minilm, similarity
 from attnlab.pretrained.package import model_dir
-from tests.conftest import HF_GROUP
+from tests.conftest import REFERENCE_GROUP
 
-pytestmark = HF_GROUP  # one worker imports the reference libraries, once
+pytestmark = REFERENCE_GROUP  # one worker imports the reference libraries, once
 
 MIN_COSINE = 0.99999  # contract 5: our embedding against SentenceTransformer.encode
 LONG = " ".join(["Attention lets every token look at every other token, near or far."] * 12)  # ~190 tokens

@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from attnlab.qkmap import agreement, normalised, project, qk_map, spearman, visible_keys
+from tests.conftest import REFERENCE_GROUP
 
 
 def softmax_rows(scores: np.ndarray) -> np.ndarray:
@@ -46,7 +47,7 @@ def test_a_one_dimensional_head_still_gets_a_flat_second_axis():
     assert xy.shape == (5, 2) and np.all(xy[:, 1] == 0) and explained == (1.0, 0.0)
 
 
-@pytest.mark.xdist_group("scipy")  # its cases on one worker: only that one imports scipy.stats (1.5 s)
+@REFERENCE_GROUP  # its cases on the worker that imports scipy.stats anyway (1.5 s)
 @pytest.mark.parametrize("n", [2, 7, 30])
 def test_spearman_matches_scipy_with_ties(n):
     from scipy.stats import spearmanr
