@@ -34,16 +34,18 @@ def numbers(text: str) -> list[str]:
 HEAVY = ("DataFrame.", "StreamlitSyntaxHighlighter.")  # ~3 MB of scripts a first visit used to parse before its chart
 
 
-def test_a_first_visit_loads_the_chart_library_once_draws_the_first_stages_first_then_all_and_follows_a_change(
+def test_a_visitors_first_minute_first_screen_then_all_a_change_an_edit_a_shared_link_a_trip_and_a_token(
     page, context, server
 ):
-    """One visitor's first minute, in the order a person meets it (each step was its own page load before).
+    """One visitor's first minutes on the Playground, in the order a person meets them (one page load of the
+    Playground for all of it: each was its own load before).
 
     The chart library is fetched while a page without charts shows, and not again for the Playground; the first
     chart is drawn while only the first screen's stages are on the page, the rest follow without a click; no data
-    grid or code highlighter is loaded; the check against PyTorch passes and `causal=1` masks; a widget change
-    redraws and rewrites the link; the share box gives that link, which another session opens in Chinese to the same
-    matrices.
+    grid or code highlighter is loaded; the check against PyTorch passes and `causal=1` masks. A widget change
+    redraws and rewrites the link; an edited weight cell changes the charts and the link; the share box gives that
+    link, which another session opens in Chinese to the same matrices, the edit included. A trip to a page of another
+    section and back keeps the text, the settings and the edit; a token chip then opens that token in the Neuron view.
     """
     module = plotly_module()
     fetched: list[str] = []
@@ -54,7 +56,7 @@ def test_a_first_visit_loads_the_chart_library_once_draws_the_first_stages_first
     loaded = "m => performance.getEntriesByType('resource').some(r => r.name.endsWith('/' + m) && r.responseEnd > 0)"
     page.wait_for_function(loaded, arg=module, timeout=30_000)
     fetched.clear()
-    open_app(page, server, "/?text=I+like+you&causal=1")
+    open_app(page, server, "/?text=I+like+you&d_model=6&heads=3&causal=1")
     assert page.evaluate("window.chartsAtFirstDraw") == FIRST_SCREEN
     assert chart_count(page) == len(STAGES) and fetched.count(module) == 1  # the preload and the charts share it
     assert page.locator(f"[{PENDING}]").count() == 0
@@ -68,21 +70,7 @@ def test_a_first_visit_loads_the_chart_library_once_draws_the_first_stages_first
     rerun(page, lambda: page.get_by_text("Causal mask").click())
     assert "causal=false" in page.url and "lang=en" in page.url
     assert chart_text(page, 7) != before and "−∞" not in chart_text(page, 6)
-    rerun(page, page.get_by_text("Share this view").click)
-    link = page.locator('[data-testid="stSidebar"] [data-testid="stCode"]').inner_text()
-    assert "text=I%20like%20you" in link and "causal=false" in link and link.startswith(server)
-    receiver = context.new_page()  # another session: a student opening the link, in Chinese
-    open_app(receiver, server, link.removeprefix(server).replace("lang=en", "lang=zh"))
-    for index in (0, 4, 7, 10):  # the same numbers in every cell and tick (the titles are in Chinese)
-        shown = numbers(chart_text(receiver, index))
-        assert len(shown) >= 9 and shown == numbers(chart_text(page, index))
-    assert receiver.get_by_text("注意力实验台").is_visible() and "lang=zh" in receiver.url
-    receiver.close()
 
-
-def test_an_edited_cell_changes_the_charts_survives_the_navigation_and_a_token_chip_opens_its_neuron(page, server):
-    """Edit a weight, visit the course overview and come back, then follow a token to the Neuron view (one session)."""
-    open_app(page, server, "/?text=I+like+you&d_model=6&heads=3&causal=true")
     q_before, out_before = chart_text(page, 1), chart_text(page, 10)
     rerun(page, page.get_by_text("Edit the weights").click)  # the editor is built when its switch is on
     grid = page.locator('[data-testid="stMain"] [data-testid="stDataFrame"]').first
@@ -97,6 +85,19 @@ def test_an_edited_cell_changes_the_charts_survives_the_navigation_and_a_token_c
     assert chart_text(page, 1) != q_before
     assert chart_text(page, 10) != out_before
     edited = chart_text(page, 10)
+
+    rerun(page, page.get_by_text("Share this view").click)
+    link = page.locator('[data-testid="stSidebar"] [data-testid="stCode"]').inner_text()
+    assert "text=I%20like%20you" in link and "causal=false" in link and link.startswith(server)
+    assert "edits=q0.1" in link
+    receiver = context.new_page()  # another session: a student opening the link, in Chinese
+    open_app(receiver, server, link.removeprefix(server).replace("lang=en", "lang=zh"))
+    for index in (0, 4, 7, 10):  # the same numbers in every cell and tick (the titles are in Chinese)
+        shown = numbers(chart_text(receiver, index))
+        assert len(shown) >= 9 and shown == numbers(chart_text(page, index))
+    assert receiver.get_by_text("注意力实验台").is_visible() and "lang=zh" in receiver.url
+    receiver.close()
+
     page.get_by_text("Lessons", exact=True).click()
     page.get_by_text("Course overview", exact=True).click()  # a page of another section, and one without charts
     page.wait_for_url("**/lessons**")
@@ -106,7 +107,7 @@ def test_an_edited_cell_changes_the_charts_survives_the_navigation_and_a_token_c
     page.wait_for_url(lambda url: "/lessons" not in url)
     settle(page)
     assert page.locator('[data-testid="stTextInput"] input').first.input_value() == "I like you"
-    assert "d_model=6" in page.url and "heads=3" in page.url and "causal=true" in page.url
+    assert "d_model=6" in page.url and "heads=3" in page.url and "causal=false" in page.url
     assert "edits=q0.1" in page.url and chart_text(page, 10) == edited  # the edit came back too
     assert chart_count(page) == 11
     chip = page.locator('[data-testid="stMain"] [data-testid="stButtonGroup"] button').filter(has_text="like").first
