@@ -25,10 +25,10 @@ def speak_chinese(context, tab) -> None:
 def test_a_zh_cn_browser_gets_chinese_and_the_link_names_it(context, page, server):
     speak_chinese(context, page)
     assert page.evaluate("[navigator.language, Intl.DateTimeFormat().resolvedOptions().locale]") == ["zh-CN"] * 2
-    open_app(page, server, "/scaling")
+    open_app(page, server, "/lessons")  # a page without charts: the language is what is checked
     assert no_exception(page)
-    assert catalog("zh")["lesson_scaling.title"] in main_text(page)
+    assert catalog("zh")["lessons.title"] in main_text(page)
     page.wait_for_function("() => new URL(location.href).searchParams.get('lang') === 'zh'")
     assert urllib.parse.parse_qs(urllib.parse.urlparse(page.url).query)["lang"] == ["zh"]
-    open_app(page, server, "/scaling?lang=en")  # the link wins over the browser
-    assert catalog("en")["lesson_scaling.title"] in main_text(page)
+    open_app(page, server, "/lessons?lang=en")  # the link wins over the browser
+    assert catalog("en")["lessons.title"] in main_text(page)
