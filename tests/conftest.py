@@ -31,6 +31,15 @@ LIVE_GROUP = pytest.mark.xdist_group("live-run")  # the tests that read `default
 # import: transformers (4.3 s of CPU with a BertModel), sentence-transformers (2 s more) and scipy.stats (1.5 s,
 # which sentence-transformers imports too).
 REFERENCE_GROUP = pytest.mark.xdist_group("reference-libraries")
+FRESH_GROUP = pytest.mark.xdist_group("fresh-interpreter")  # the readers of `fresh_answers` share one worker's copy
+
+
+@pytest.fixture(scope="session")
+def fresh_answers() -> dict[str, dict]:
+    """What one fresh interpreter answers to the questions in `tests/fresh.py` (read them with `tests.fresh.answer`)."""
+    from tests.fresh import answers
+
+    return answers()
 
 
 @pytest.fixture(scope="session")

@@ -4,30 +4,17 @@ from __future__ import annotations
 
 import ast
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from attnlab.ui.app.registry import PAGES
+from tests.conftest import FRESH_GROUP
+from tests.fresh import answer
+from tests.layers import CORE, MODULES, PACKAGE, ROOT, UI_LAYERS
 
-ROOT = Path(__file__).resolve().parents[2]
-PACKAGE = ROOT / "attnlab"
-UI_LAYERS = ("attnlab.ui", "attnlab.figures", "attnlab.export_html")  # the only places that may draw
 MAX_MODULE_LINES = 350
 MAX_VIEW_LINES = 80  # a view is an entry: its page's sections live in attnlab/ui/pages/<name>/
-TOOLING = ("attnlab.testing",)  # drives a served app from tests and scripts; reads Streamlit's wire format
-
-
-def module_name(path: Path) -> str:
-    """attnlab/bench/harness.py -> attnlab.bench.harness."""
-    parts = path.relative_to(ROOT).with_suffix("").parts
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-
-
-MODULES = sorted(module_name(p) for p in PACKAGE.rglob("*.py"))
-CORE = [m for m in MODULES if not m.startswith(UI_LAYERS + TOOLING)]
 
 
 def imports_in(path: Path) -> set[str]:
@@ -48,14 +35,10 @@ def imports_of(module: str) -> set[str]:
     return imports_in(path if path.exists() else ROOT / module.replace(".", "/") / "__init__.py")
 
 
-def test_the_whole_core_imports_without_streamlit_or_plotly():
-    code = (
-        "import importlib, sys\n"
-        f"for m in {CORE!r}: importlib.import_module(m)\n"
-        "print(','.join(m for m in ('streamlit', 'plotly') if m in sys.modules))"
-    )
-    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
-    assert len(CORE) > 20 and done.stdout.strip() == ""
+@FRESH_GROUP
+def test_the_whole_core_imports_without_streamlit_or_plotly(fresh_answers):
+    """A fresh interpreter imports every core module, and neither Streamlit nor Plotly comes with them."""
+    assert len(CORE) > 20 and answer(fresh_answers, "core_imports") == []
 
 
 @pytest.mark.parametrize("module", CORE)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
@@ -25,6 +23,8 @@ from attnlab.figures.pretrained import (
 )
 from attnlab.pretrained import load_minilm
 from attnlab.qkmap import agreement, qk_map
+from tests.conftest import FRESH_GROUP
+from tests.fresh import answer
 
 
 def saved(weights, tokens, tokens_k=None, **kw) -> attnfile.AttentionFile:
@@ -45,9 +45,10 @@ def a_file(t_q: int = 5, t_k: int = 5, layers: int = 2, heads: int = 3, d: int =
     return saved(weights, tokens, keys, model="tiny", queries=q, keys=k)
 
 
-def test_the_notebook_api_imports_without_streamlit():
-    code = "import sys, attnlab.figures as f; f.model_view; assert 'streamlit' not in sys.modules, 'streamlit'"
-    subprocess.run([sys.executable, "-c", code], check=True)
+@FRESH_GROUP
+def test_the_notebook_api_imports_without_streamlit(fresh_answers):
+    """A fresh interpreter imports the figures (after the core, before any page): Streamlit does not come with them."""
+    assert answer(fresh_answers, "figures_imports") == []
 
 
 @pytest.mark.parametrize(("t_q", "t_k"), [(5, 5), (3, 9), (9, 3), (100, 130), (1, 1)])

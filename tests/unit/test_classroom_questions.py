@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import math
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -20,6 +18,8 @@ from attnlab.pipeline import LabConfig, run_lab
 from attnlab.stages import N_STEPS
 from attnlab.tokens import input_matrix, tokenize
 from attnlab.ui.app.i18n import LANGS, catalog
+from tests.conftest import FRESH_GROUP
+from tests.fresh import CLASSROOM, answer
 
 TEXTS = [
     "<BOS> I like you <EOS>",
@@ -209,17 +209,13 @@ def test_spread_change_reads_the_top_weight():
     assert spread_change(0.5, 0.5) == "unchanged"
 
 
-def test_the_same_link_gives_the_same_questions_in_another_process():
-    config = STATES[5]
+@FRESH_GROUP
+def test_the_same_link_gives_the_same_questions_in_another_process(fresh_answers):
+    """A fresh interpreter that hashes strings differently asks the same questions, ids and all, for one link."""
+    config = LabConfig(**CLASSROOM)
+    assert config in STATES  # one of the states every other test here grades
     here = [q.uid for n in QUESTION_STEPS for q in questions_for_step(n, config, run_lab(config))]
-    code = (
-        "from attnlab.classroom.build import QUESTION_STEPS as S, questions_for_step as ask\n"
-        "from attnlab.pipeline import LabConfig, run_lab\n"
-        f"c = {config!r}\n"
-        "print([q.uid for n in S for q in ask(n, c, run_lab(c))])"
-    )
-    there = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert there.strip() == repr(here)
+    assert answer(fresh_answers, "classroom_questions") == here
     assert all(uid.endswith(f"-q{the(8, config).query}") for uid in here)
 
 

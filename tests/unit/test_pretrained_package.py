@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -13,6 +11,8 @@ import torch
 from attnlab.multihead import NAMES
 from attnlab.pretrained import INSTALL_COMMAND, ModelMissing, load_minilm, package
 from attnlab.pretrained.package import FILES, model_dir
+from tests.conftest import FRESH_GROUP
+from tests.fresh import answer
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -36,19 +36,14 @@ def test_weights_have_the_model_shapes_in_the_seeds_orientation():
     assert all(t.dtype == torch.float32 for t in (layer.w_1, layer.attention.w_o, w.embeddings.position))
 
 
-def test_loading_is_offline_and_never_imports_the_reference_libraries():
-    """A fresh process: load and run with every network lookup forbidden and no transformers in sys.modules."""
-    code = (
-        "import sys, socket\n"
-        "socket.socket.connect = lambda *a, **k: (_ for _ in ()).throw(OSError('network used'))\n"
-        "from attnlab.pretrained import load_minilm\n"
-        "run = load_minilm().run('Hello, world!')\n"
-        "heavy = {'transformers', 'sentence_transformers', 'huggingface_hub', 'sklearn'} & set(sys.modules)\n"
-        "print(run.tokens, sorted(heavy))\n"
-    )
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == "('[CLS]', 'hello', ',', 'world', '!', '[SEP]') []"
+@FRESH_GROUP
+def test_loading_is_offline_and_never_imports_the_reference_libraries(fresh_answers):
+    """A fresh process, every network connection refused: the model loads and runs, and no reference library (nor
+    anything of attnlab's core, imported before it) brought transformers or sentence-transformers in."""
+    assert answer(fresh_answers, "minilm_offline") == {
+        "tokens": ["[CLS]", "hello", ",", "world", "!", "[SEP]"],
+        "heavy": [],
+    }
 
 
 def test_missing_package_raises_model_missing_with_the_install_command(monkeypatch):

@@ -4,10 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import math
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 import torch
@@ -15,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from attnlab.tokens import MAX_TOKENS, embed, input_matrix, positional_encoding, token_seed, tokenize
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.conftest import FRESH_GROUP
+from tests.fresh import answer, embedding_digest
 
 
 @pytest.mark.parametrize(
@@ -165,41 +161,12 @@ def test_token_seed_is_not_pythons_salted_hash():
     assert a == int.from_bytes(hashlib.blake2b(b"0\x1flike", digest_size=8).digest(), "little")
 
 
-_DIGEST_SCRIPT = """
-import hashlib
-from attnlab.tokens import embed, input_matrix, tokenize
-text = "<BOS> I like you <EOS> 我喜欢你 😀 مرحبا"
-x = embed(tokenize(text), 8, seed=3)
-y = input_matrix(tokenize(text), 8, 3, positions=True)
-print(hashlib.sha256(x.numpy().tobytes() + y.numpy().tobytes()).hexdigest(), hash("salted?"))
-"""
-
-
-def _digest_in_subprocess(hash_seed: str) -> tuple[str, str]:
-    env = {**os.environ, "PYTHONHASHSEED": hash_seed, "PYTHONPATH": str(ROOT)}
-    out = subprocess.run(
-        [sys.executable, "-c", _DIGEST_SCRIPT],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-    ).stdout.split()
-    return out[0], out[1]
-
-
-def test_embeddings_identical_across_processes_with_different_hash_seeds():
+@FRESH_GROUP
+def test_embeddings_identical_across_processes_with_different_hash_seeds(fresh_answers):
     """This process and a fresh one that hashes strings differently embed the same text to the same bytes."""
-    here = str(hash("salted?"))
-    digest, salted = _digest_in_subprocess("1")
-    if salted == here:  # this process hashes with seed 1 as well: take another for the fresh one
-        digest, salted = _digest_in_subprocess("2")
-    assert salted != here  # the two processes really do hash strings differently
-    text = "<BOS> I like you <EOS> 我喜欢你 😀 مرحبا"
-    x = embed(tokenize(text), 8, seed=3)
-    y = input_matrix(tokenize(text), 8, 3, positions=True)
-    assert hashlib.sha256(x.numpy().tobytes() + y.numpy().tobytes()).hexdigest() == digest
+    there = answer(fresh_answers, "embeddings")
+    assert there["salted"] != hash("salted?")  # the two processes really do hash strings differently
+    assert there["digest"] == embedding_digest()
 
 
 @pytest.mark.parametrize("d_model", [1, 2, 3, 5, 8, 9, 64])
