@@ -19,7 +19,6 @@ from tests.app.charts import _decode, figures
 from tests.app.conftest import assert_clean, open_page
 
 nbformat = pytest.importorskip("nbformat")
-nbclient = pytest.importorskip("nbclient")
 
 CASES = [  # (registry view, URL path, query): the four pages the issue names
     ("views/playground.py", "", "text=I+like+you+very+much&d_model=8&heads=2&causal=true&seed=3&lang=zh"),
@@ -37,6 +36,8 @@ def heatmaps(spec: dict) -> list[np.ndarray]:
 
 def run_in_one_kernel(notebooks: list[dict]) -> list[list[dict]]:
     """Execute the notebooks' cells in one kernel, in turn; each notebook's figures, in order."""
+    import nbclient  # imported here: collecting, which every worker does, skips its 0.3 s
+
     joined = nbformat.v4.new_notebook()
     joined.cells = [cell for nb in notebooks for cell in nb.cells]
     nbclient.NotebookClient(joined, timeout=120, kernel_name="python3", allow_errors=False).execute()

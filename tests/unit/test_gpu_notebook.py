@@ -10,7 +10,6 @@ import json
 from pathlib import Path
 
 import nbformat
-from nbclient import NotebookClient
 
 from attnlab.bench.results import load_results
 
@@ -25,6 +24,8 @@ def outputs(cell) -> str:
 
 
 def test_the_notebook_records_a_dry_run_draws_it_and_offers_the_file(tmp_path):
+    from nbclient import NotebookClient  # imported here: collecting, which every worker does, skips its 0.3 s
+
     nb = nbformat.read(NOTEBOOK, as_version=4)
     nbformat.validate(nb)
     (params,) = [c for c in nb.cells if "parameters" in c.metadata.get("tags", [])]
