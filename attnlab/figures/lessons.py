@@ -10,9 +10,8 @@ from collections.abc import Sequence
 
 import numpy as np
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
-from attnlab.figures.lines import LEGEND_BELOW, layout
+from attnlab.figures.lines import LEGEND_BELOW, layout, line_figure, rule, subplot_row, suffix
 from attnlab.figures.palette import current
 from attnlab.figures.prebuilt import new_figure
 from attnlab.figures.text import esc as _esc
@@ -110,29 +109,39 @@ def variance_figure(
 ) -> go.Figure:
     """Measured Var(q.k) against d_k on log-log axes, the line Var = d_k, and the scaled variance (~1)."""
     p = current()
-    fig = new_figure()
-    fig.add_trace(
-        go.Scatter(x=d_k, y=d_k, mode="lines", name=_esc(names["theory"]), line=dict(color=p.neutral, dash="dash"))
-    )
-    fig.add_trace(
-        go.Scatter(
+    data = [
+        dict(
+            type="scatter",
+            x=d_k,
+            y=d_k,
+            mode="lines",
+            name=_esc(names["theory"]),
+            line=dict(color=p.neutral, dash="dash"),
+        ),
+        dict(
+            type="scatter",
             x=d_k,
             y=var_raw,
             mode="markers",
             name=_esc(names["raw"]),
             error_y=dict(type="data", array=2 * err, visible=True),
             marker=dict(size=9, color=p.line(3)),
-        )
+        ),
+        dict(
+            type="scatter",
+            x=d_k,
+            y=var_scaled,
+            mode="lines+markers",
+            name=_esc(names["scaled"]),
+            marker=dict(size=7, color=p.line(0)),
+        ),
+    ]
+    axes = dict(
+        xaxis=dict(type="log", title=dict(text="d_k")),
+        yaxis=dict(type="log", title=dict(text=_esc(names["y"]))),
+        shapes=[rule(x=user_dk, dash="dot", color=p.neutral)],
     )
-    fig.add_trace(
-        go.Scatter(
-            x=d_k, y=var_scaled, mode="lines+markers", name=_esc(names["scaled"]), marker=dict(size=7, color=p.line(0))
-        )
-    )
-    fig.add_vline(x=user_dk, line_dash="dot", line_color=p.neutral)
-    fig.update_xaxes(type="log", title="d_k")
-    fig.update_yaxes(type="log", title=_esc(names["y"]))
-    return layout(fig, title, 360)
+    return line_figure(data, axes, title, 360)
 
 
 def saturation_figure(
@@ -141,13 +150,14 @@ def saturation_figure(
     """Max weight, entropy and softmax-gradient size vs d_k, unscaled against scaled."""
     p = current()
     metrics = ("max_weight", "entropy", "grad_norm")
-    fig = make_subplots(
-        figure=new_figure(), rows=1, cols=3, subplot_titles=[_esc(names[m]) for m in metrics], horizontal_spacing=0.08
-    )
+    axes = subplot_row([_esc(names[m]) for m in metrics], 0.08)
+    data = []
     for col, m in enumerate(metrics, start=1):
+        n = suffix(col)
         for variant, colour in (("unscaled", p.line(3)), ("scaled", p.line(0))):
-            fig.add_trace(
-                go.Scatter(
+            data.append(
+                dict(
+                    type="scatter",
                     x=list(d_k),
                     y=curves[variant][m],
                     mode="lines+markers",
@@ -155,69 +165,42 @@ def saturation_figure(
                     line=dict(color=colour),
                     showlegend=col == 1,
                     legendgroup=variant,
-                ),
-                row=1,
-                col=col,
+                    xaxis=f"x{n}",
+                    yaxis=f"y{n}",
+                )
             )
-        fig.add_vline(x=user_dk, line_dash="dot", line_color=p.neutral, row=1, col=col)
-        fig.update_xaxes(type="log", title="d_k", row=1, col=col)
-    fig.add_hline(y=1.0 / n_keys, line_dash="dash", line_color=p.neutral, row=1, col=1)
-    fig.add_hline(y=float(np.log(n_keys)), line_dash="dash", line_color=p.neutral, row=1, col=2)
-    return layout(fig, None, 370, legend=LEGEND_BELOW)
+        axes[f"xaxis{n}"].update(type="log", title=dict(text="d_k"))
+    axes["shapes"] = [rule(col, x=user_dk, dash="dot", color=p.neutral) for col in (1, 2, 3)] + [
+        rule(1, y=1.0 / n_keys, dash="dash", color=p.neutral),
+        rule(2, y=float(np.log(n_keys)), dash="dash", color=p.neutral),
+    ]
+    return line_figure(data, axes, None, 370, legend=LEGEND_BELOW)
 
 
 def rnn_figure(t_max: int, user_t: int, names: dict[str, str], d: int) -> go.Figure:
     """Sequential steps and path length, RNN vs attention, for T = 1..t_max; plus the work each does."""
     p = current()
     ts = np.unique(np.round(np.geomspace(1, t_max, 60)).astype(int))
-    fig = make_subplots(
-        figure=new_figure(),
-        rows=1,
-        cols=2,
-        subplot_titles=[_esc(names["steps_title"]), _esc(names["flops_title"])],
-        horizontal_spacing=0.1,
-    )
-    fig.add_trace(
-        go.Scatter(x=ts, y=ts, name=_esc(names["rnn"]), line=dict(color=p.line(3), width=3), legendgroup="rnn"),
-        row=1,
-        col=1,
-    )
-    fig.add_trace(
-        go.Scatter(
-            x=ts, y=np.ones_like(ts), name=_esc(names["attn"]), line=dict(color=p.line(0), width=3), legendgroup="attn"
-        ),
-        row=1,
-        col=1,
-    )
-    fig.add_trace(
-        go.Scatter(
-            x=ts,
-            y=2.0 * ts * d * d,
-            name=_esc(names["rnn"]),
-            line=dict(color=p.line(3), width=3),
-            legendgroup="rnn",
-            showlegend=False,
-        ),
-        row=1,
-        col=2,
-    )
-    fig.add_trace(
-        go.Scatter(
-            x=ts,
-            y=4.0 * ts * ts * d,
-            name=_esc(names["attn"]),
-            line=dict(color=p.line(0), width=3),
-            legendgroup="attn",
-            showlegend=False,
-        ),
-        row=1,
-        col=2,
-    )
-    for col in (1, 2):
-        fig.add_vline(x=user_t, line_dash="dot", line_color=p.neutral, row=1, col=col)
-        fig.update_xaxes(type="log", title="T", row=1, col=col)
-        fig.update_yaxes(type="log", row=1, col=col)
-    return layout(fig, None, 370, legend=LEGEND_BELOW)
+    axes = subplot_row([_esc(names["steps_title"]), _esc(names["flops_title"])], 0.1)
+    data = []
+    for col, y, which in (
+        (1, ts, "rnn"),
+        (1, np.ones_like(ts), "attn"),
+        (2, 2.0 * ts * d * d, "rnn"),
+        (2, 4.0 * ts * ts * d, "attn"),
+    ):
+        colour = p.line(3) if which == "rnn" else p.line(0)
+        n = suffix(col)
+        trace = dict(
+            type="scatter", x=ts, y=y, name=_esc(names[which]), line=dict(color=colour, width=3), legendgroup=which
+        )
+        trace.update(xaxis=f"x{n}", yaxis=f"y{n}")
+        data.append(trace if col == 1 else dict(trace, showlegend=False))  # one legend entry per series
+    for n in ("", "2"):
+        axes[f"xaxis{n}"].update(type="log", title=dict(text="T"))
+        axes[f"yaxis{n}"].update(type="log")
+    axes["shapes"] = [rule(col, x=user_t, dash="dot", color=p.neutral) for col in (1, 2)]
+    return line_figure(data, axes, None, 370, legend=LEGEND_BELOW)
 
 
 def pe_figure(pe: np.ndarray, title: str, x_title: str, y_title: str) -> go.Figure:
