@@ -1,6 +1,6 @@
 """Questions that need a process of their own, asked of one fresh interpreter instead of one interpreter each.
 
-Five tests used to start Python and import torch for themselves (about 3 s of CPU apiece). `answers()` starts one
+Six tests used to start Python and import torch for themselves (about 3 s of CPU apiece). `answers()` starts one
 interpreter, `python -m tests.fresh`, whose string hashing differs from the caller's, and asks it the questions in
 `QUESTIONS` with the network blocked throughout. The order is what keeps each answer a fresh process's: the core's
 imports come first, while nothing has imported Streamlit or Plotly, and the figures come last, since they bring
@@ -14,9 +14,11 @@ import hashlib
 import importlib
 import json
 import os
+import runpy
 import socket
 import subprocess
 import sys
+import tempfile
 import traceback
 from collections.abc import Callable
 
@@ -25,6 +27,8 @@ from tests.layers import CORE, ROOT
 TOKENS_TEXT = "<BOS> I like you <EOS> 我喜欢你 😀 مرحبا"  # specials, CJK, an emoji and right-to-left text
 CLASSROOM = dict(text="<BOS> I like you <EOS>", d_model=16, heads=4, causal=True, seed=123, positions=False)
 REFERENCE_LIBRARIES = {"transformers", "sentence_transformers", "huggingface_hub", "sklearn"}
+FAST_ARGS = ["--warmup", "1", "--min-reps", "2", "--max-reps", "3", "--min-time", "0", "--no-progress"]  # bench CLI
+BENCH_ARGS = "--device cpu --seq-lens 8 --heads 2 --head-dim 4 --impls sdpa,tiled".split() + FAST_ARGS
 
 
 def core_imports() -> list[str]:
@@ -66,6 +70,20 @@ def classroom_questions() -> list[str]:
     return [q.uid for n in QUESTION_STEPS for q in questions_for_step(n, config, result)]
 
 
+def bench_as_a_module() -> dict:
+    """`python -m attnlab.bench BENCH_ARGS --out FILE`, as -m runs it (runpy): its exit code and the file it wrote."""
+    with tempfile.TemporaryDirectory() as folder:
+        out = os.path.join(folder, "m.json")
+        sys.argv = ["attnlab.bench", *BENCH_ARGS, "--out", out]
+        try:
+            runpy.run_module("attnlab.bench", run_name="__main__", alter_sys=True)
+            code = 0
+        except SystemExit as done:
+            code = done.code or 0
+        with open(out, encoding="utf-8") as f:
+            return {"exit": code, "doc": json.load(f)}
+
+
 def figures_imports() -> list[str]:
     """Import the notebook API's figures: whether Streamlit came with them."""
     figures = importlib.import_module("attnlab.figures")
@@ -78,6 +96,7 @@ QUESTIONS: dict[str, Callable[[], object]] = {
     "minilm_offline": minilm_offline,
     "embeddings": embeddings,
     "classroom_questions": classroom_questions,
+    "bench_as_a_module": bench_as_a_module,
     "figures_imports": figures_imports,  # last: the figures bring Plotly in
 }
 

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -39,11 +37,12 @@ from attnlab.bench import (
 )
 from attnlab.bench import __main__ as cli
 from attnlab.limits import BUSY_OTHER_CORES
+from tests.conftest import FRESH_GROUP
+from tests.fresh import FAST_ARGS, answer
 
 ROOT = Path(__file__).resolve().parents[2]
 HAS_CUDA = torch.cuda.is_available()
 FAST = {"warmup": 1, "min_reps": 2, "max_reps": 3, "min_time_s": 0.0}
-FAST_ARGS = ["--warmup", "1", "--min-reps", "2", "--max-reps", "3", "--min-time", "0", "--no-progress"]
 
 
 def tiny(**kw) -> BenchConfig:
@@ -88,15 +87,13 @@ def test_cli_writes_the_contract_schema_on_cpu(tmp_path, capsys):
     assert "median ms" in capsys.readouterr().err  # the summary table
 
 
-def test_cli_as_a_module_in_a_fresh_process(tmp_path):
-    out = tmp_path / "m.json"
-    cmd = [sys.executable, "-m", "attnlab.bench", "--device", "cpu", "--seq-lens", "8", "--heads", "2"]
-    cmd += ["--head-dim", "4", "--impls", "sdpa,tiled", "--out", str(out), *FAST_ARGS]
-    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 0, proc.stderr
-    doc = json.loads(out.read_text())
-    check_schema(doc)
-    assert [r["impl"] for r in doc["results"]] == ["sdpa", "tiled"]
+@FRESH_GROUP
+def test_cli_as_a_module_in_a_fresh_process(fresh_answers):
+    """`python -m attnlab.bench` in a fresh interpreter (tests/fresh.py) writes a file of the contract's schema."""
+    ran = answer(fresh_answers, "bench_as_a_module")
+    assert ran["exit"] == 0
+    check_schema(ran["doc"])
+    assert [r["impl"] for r in ran["doc"]["results"]] == ["sdpa", "tiled"]
 
 
 @pytest.mark.parametrize(
