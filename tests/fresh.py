@@ -1,11 +1,12 @@
 """Questions that need a process of their own, asked of one fresh interpreter instead of one interpreter each.
 
-Six tests used to start Python and import torch for themselves (about 3 s of CPU apiece). `answers()` starts one
-interpreter, `python -m tests.fresh`, whose string hashing differs from the caller's, and asks it the questions in
-`QUESTIONS` with the network blocked throughout. The order is what keeps each answer a fresh process's: the core's
-imports come first, while nothing has imported Streamlit or Plotly, and the figures come last, since they bring
-Plotly in; no other question imports either. A question that fails is answered with its traceback, so only its own
-test fails. This module imports nothing heavy itself: the fresh interpreter runs it as its main module.
+Seven tests used to start Python and import torch for themselves (about 3 s of CPU apiece). `answers()` starts
+one interpreter, `python -m tests.fresh`, whose string hashing differs from the caller's, and asks it the
+questions in `QUESTIONS` with the network blocked throughout. The order is what keeps each answer a fresh
+process's: the core's imports come first, while nothing has imported Streamlit or Plotly; the figures bring
+Plotly in, and the app's modules, last, bring Streamlit in; no other question imports either. A question that
+fails is answered with its traceback, so only its own test fails. This module imports nothing heavy itself: the
+fresh interpreter runs it as its main module.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import tempfile
 import traceback
 from collections.abc import Callable
 
-from tests.layers import CORE, ROOT
+from tests.layers import CORE, MODULES, ROOT
 
 TOKENS_TEXT = "<BOS> I like you <EOS> 我喜欢你 😀 مرحبا"  # specials, CJK, an emoji and right-to-left text
 CLASSROOM = dict(text="<BOS> I like you <EOS>", d_model=16, heads=4, causal=True, seed=123, positions=False)
@@ -91,13 +92,30 @@ def figures_imports() -> list[str]:
     return sorted({"streamlit"} & set(sys.modules))
 
 
+def app_modules_and_plotly() -> list:
+    """Load Streamlit's chart element (it makes its own template Plotly's default), then import every attnlab
+    module, the app's too: Plotly's defaults before and after."""
+    import plotly.io as pio
+
+    def defaults() -> list:
+        return [pio.templates.default, sorted(pio.templates), pio.renderers.default]
+
+    importlib.import_module("streamlit.elements.plotly_chart")
+    before = defaults()
+    for name in MODULES:
+        if not name.endswith("__main__"):
+            importlib.import_module(name)
+    return [before, defaults()]
+
+
 QUESTIONS: dict[str, Callable[[], object]] = {
     "core_imports": core_imports,  # first: nothing has imported Streamlit or Plotly yet
     "minilm_offline": minilm_offline,
     "embeddings": embeddings,
     "classroom_questions": classroom_questions,
     "bench_as_a_module": bench_as_a_module,
-    "figures_imports": figures_imports,  # last: the figures bring Plotly in
+    "figures_imports": figures_imports,  # the figures bring Plotly in
+    "app_modules_and_plotly": app_modules_and_plotly,  # last: it brings Streamlit in
 }
 
 

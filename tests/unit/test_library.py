@@ -12,6 +12,8 @@ import pytest
 import attnlab
 from attnlab import cli
 from attnlab.testing import ROOT
+from tests.conftest import FRESH_GROUP
+from tests.fresh import answer
 
 pytestmark = pytest.mark.xdist_group("library")  # one worker starts the `library` interpreter once
 
@@ -80,17 +82,12 @@ def test_importing_every_library_module_changes_no_plotly_global(library):
     assert library["after"] == library["before"] and library["before"][0] == "plotly"
 
 
-def test_the_app_modules_add_nothing_to_what_streamlit_itself_sets():
-    """Streamlit makes its own template Plotly's default when its chart element loads; attnlab's layer adds nothing."""
-    code = (
-        "import importlib, json, plotly.io as pio\n"
-        "import streamlit.elements.plotly_chart\n"
-        f"before = {GLOBALS}\n"
-        f"for name in {MODULES!r}: importlib.import_module(name)\n"
-        f"print(json.dumps([before, {GLOBALS}]))\n"
-    )
-    before, after = json.loads(python(code).splitlines()[-1])
-    assert after == before
+@FRESH_GROUP
+def test_the_app_modules_add_nothing_to_what_streamlit_itself_sets(fresh_answers):
+    """Streamlit makes its own template Plotly's default when its chart element loads; attnlab's layer adds nothing
+    (a fresh interpreter, tests/fresh.py, loads the element, then imports every attnlab module)."""
+    before, after = answer(fresh_answers, "app_modules_and_plotly")
+    assert after == before and before[0] != "plotly"  # Streamlit's own template is the default by then
 
 
 def test_figures_look_the_same_whatever_plotlys_default_is(library):
