@@ -7,10 +7,10 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from attnlab.figures.lines import layout
+from attnlab.figures.lines import line_figure
 from attnlab.figures.matrix import grid_figure, matrix_figure
 from attnlab.figures.palette import current
-from attnlab.figures.prebuilt import Prebuilt, new_figure
+from attnlab.figures.prebuilt import Prebuilt
 from attnlab.figures.text import esc, unique_labels
 
 
@@ -35,33 +35,34 @@ def curves_figure(
 ) -> go.Figure:
     """Named series over training steps, the checkpoint on screen marked by a vertical rule (and `marks`, labelled)."""
     palette = current()
-    fig = new_figure()
-    for i, (name, values) in enumerate(series):
-        fig.add_trace(
-            go.Scatter(
-                x=list(steps),
-                y=[None if v is None else float(v) for v in values],
-                mode="lines+markers",
-                name=esc(name),
-                line=dict(color=palette.line(i)),
-                marker=dict(size=5, color=palette.line(i)),
-            )
+    data = [
+        dict(
+            type="scatter",
+            x=list(steps),
+            y=[None if v is None else float(v) for v in values],
+            mode="lines+markers",
+            name=esc(name),
+            line=dict(color=palette.line(i)),
+            marker=dict(size=5, color=palette.line(i)),
         )
-    fig.add_shape(
-        type="line",
-        x0=current_step,
-        x1=current_step,
-        xref="x",
-        y0=0,
-        y1=1,
-        yref="paper",
-        line=dict(color=palette.highlight, width=2, dash="dot"),
+        for i, (name, values) in enumerate(series)
+    ]
+    shown = dict(color=palette.highlight, width=2, dash="dot")
+    shapes = [dict(type="line", x0=current_step, x1=current_step, xref="x", y0=0, y1=1, yref="paper", line=shown)]
+    notes = []
+    for step, text in marks:  # what add_vline(x, annotation_text=text) writes
+        mark = dict(color=palette.line(3), width=2)
+        shapes.append(dict(type="line", x0=step, x1=step, xref="x", y0=0, y1=1, yref="y domain", line=mark))
+        notes.append(
+            dict(showarrow=False, text=esc(text), x=step, xanchor="left", xref="x", y=1, yanchor="top", yref="y domain")
+        )
+    axes = dict(
+        xaxis=dict(title=dict(text=esc(x_title)), gridcolor=palette.grid),
+        yaxis=dict(title=dict(text=esc(y_title)), gridcolor=palette.grid, range=list(y_range) if y_range else None),
+        shapes=shapes,
+        **({"annotations": notes} if notes else {}),
     )
-    for step, text in marks:
-        fig.add_vline(x=step, line=dict(color=palette.line(3), width=2), annotation_text=esc(text))
-    fig.update_xaxes(title=esc(x_title), gridcolor=palette.grid)
-    fig.update_yaxes(title=esc(y_title), gridcolor=palette.grid, range=list(y_range) if y_range else None)
-    return layout(fig, title, 300)
+    return line_figure(data, axes, title, 300)
 
 
 def shares_figure(shares: np.ndarray, rows: Sequence[str], cols: Sequence[str]) -> go.Figure:
