@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from attnlab.figures.lines import line_figure
+from attnlab.figures.lines import line_figure, scatter
 from attnlab.figures.matrix import grid_figure, matrix_figure
 from attnlab.figures.palette import current
 from attnlab.figures.prebuilt import Prebuilt
@@ -36,12 +36,11 @@ def curves_figure(
     """Named series over training steps, the checkpoint on screen marked by a vertical rule (and `marks`, labelled)."""
     palette = current()
     data = [
-        dict(
-            type="scatter",
-            x=list(steps),
-            y=[None if v is None else float(v) for v in values],
+        scatter(
+            list(steps),
+            [None if v is None else float(v) for v in values],
+            name,
             mode="lines+markers",
-            name=esc(name),
             line=dict(color=palette.line(i)),
             marker=dict(size=5, color=palette.line(i)),
         )

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from attnlab.figures.lines import LEGEND_BELOW, layout, line_figure, rule, subplot_row, suffix
+from attnlab.figures.lines import LEGEND_BELOW, layout, line_figure, rule, scatter, subplot_row, suffix
 from attnlab.figures.palette import current
 from attnlab.figures.prebuilt import new_figure
 from attnlab.figures.text import esc as _esc
@@ -110,31 +110,16 @@ def variance_figure(
     """Measured Var(q.k) against d_k on log-log axes, the line Var = d_k, and the scaled variance (~1)."""
     p = current()
     data = [
-        dict(
-            type="scatter",
-            x=d_k,
-            y=d_k,
-            mode="lines",
-            name=_esc(names["theory"]),
-            line=dict(color=p.neutral, dash="dash"),
-        ),
-        dict(
-            type="scatter",
-            x=d_k,
-            y=var_raw,
+        scatter(d_k, d_k, names["theory"], mode="lines", line=dict(color=p.neutral, dash="dash")),
+        scatter(
+            d_k,
+            var_raw,
+            names["raw"],
             mode="markers",
-            name=_esc(names["raw"]),
             error_y=dict(type="data", array=2 * err, visible=True),
             marker=dict(size=9, color=p.line(3)),
         ),
-        dict(
-            type="scatter",
-            x=d_k,
-            y=var_scaled,
-            mode="lines+markers",
-            name=_esc(names["scaled"]),
-            marker=dict(size=7, color=p.line(0)),
-        ),
+        scatter(d_k, var_scaled, names["scaled"], mode="lines+markers", marker=dict(size=7, color=p.line(0))),
     ]
     axes = dict(
         xaxis=dict(type="log", title=dict(text="d_k")),
@@ -155,20 +140,10 @@ def saturation_figure(
     for col, m in enumerate(metrics, start=1):
         n = suffix(col)
         for variant, colour in (("unscaled", p.line(3)), ("scaled", p.line(0))):
-            data.append(
-                dict(
-                    type="scatter",
-                    x=list(d_k),
-                    y=curves[variant][m],
-                    mode="lines+markers",
-                    name=_esc(names[variant]),
-                    line=dict(color=colour),
-                    showlegend=col == 1,
-                    legendgroup=variant,
-                    xaxis=f"x{n}",
-                    yaxis=f"y{n}",
-                )
+            style = dict(
+                line=dict(color=colour), showlegend=col == 1, legendgroup=variant, xaxis=f"x{n}", yaxis=f"y{n}"
             )
+            data.append(scatter(list(d_k), curves[variant][m], names[variant], mode="lines+markers", **style))
         axes[f"xaxis{n}"].update(type="log", title=dict(text="d_k"))
     axes["shapes"] = [rule(col, x=user_dk, dash="dot", color=p.neutral) for col in (1, 2, 3)] + [
         rule(1, y=1.0 / n_keys, dash="dash", color=p.neutral),
@@ -191,10 +166,9 @@ def rnn_figure(t_max: int, user_t: int, names: dict[str, str], d: int) -> go.Fig
     ):
         colour = p.line(3) if which == "rnn" else p.line(0)
         n = suffix(col)
-        trace = dict(
-            type="scatter", x=ts, y=y, name=_esc(names[which]), line=dict(color=colour, width=3), legendgroup=which
+        trace = scatter(
+            ts, y, names[which], line=dict(color=colour, width=3), legendgroup=which, xaxis=f"x{n}", yaxis=f"y{n}"
         )
-        trace.update(xaxis=f"x{n}", yaxis=f"y{n}")
         data.append(trace if col == 1 else dict(trace, showlegend=False))  # one legend entry per series
     for n in ("", "2"):
         axes[f"xaxis{n}"].update(type="log", title=dict(text="T"))

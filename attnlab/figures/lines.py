@@ -47,6 +47,11 @@ def line_figure(
     return go.Figure(dict(data=data, layout=spec))
 
 
+def scatter(x, y, name: str, **style) -> dict:
+    """One scatter trace as a plain dict for `line_figure`, its name escaped."""
+    return dict(type="scatter", x=x, y=y, name=esc(name), **style)
+
+
 def suffix(subplot: int) -> str:
     """How Plotly names a subplot's axes: x and y for the first, x2 and y2 for the second, and so on."""
     return "" if subplot == 1 else str(subplot)
