@@ -22,10 +22,11 @@ WATCH_CSP = (
 )
 
 
-def open_offline(browser, path):
-    """Open `path` as file:// with every other request aborted; returns (tab, context, requests tried besides it)."""
+def open_offline(context, path):
+    """Open `path` as file:// in a new tab whose every other request is aborted; returns (tab, requests tried besides
+    it). The tab belongs to the shared profile (its renderer is warm) but not its network: a tab with routes fetches
+    nothing from the profile's cache either, so a script the pack only links to fails here as it would offline."""
     url = path.as_uri()
-    context = browser.new_context(viewport={"width": 1280, "height": 720})
     others: list[str] = []
 
     def only_the_file(route) -> None:
@@ -35,12 +36,12 @@ def open_offline(browser, path):
             others.append(route.request.url)
             route.abort()
 
-    context.route("**/*", only_the_file)
     tab = context.new_page()
+    tab.route("**/*", only_the_file)
     tab.add_init_script(WATCH_CSP)
     tab.on("dialog", lambda dialog: (others.append(f"dialog: {dialog.message}"), dialog.dismiss()))
     tab.goto(url)
-    return tab, context, others
+    return tab, others
 
 
 def assert_draws_offline(tab, others: list[str]) -> None:
@@ -53,7 +54,7 @@ def assert_draws_offline(tab, others: list[str]) -> None:
     assert others == []
 
 
-def test_pack_draws_every_chart_with_the_network_blocked(browser, tmp_path):
+def test_pack_draws_every_chart_with_the_network_blocked(context, tmp_path):
     """The English pack, written by `pack_html` itself (test_present.py downloads the Chinese one from the page)."""
     lang = "en"
     config = LabConfig(text=f"<BOS> I like you {HOSTILE} 我 <EOS>", d_model=8, heads=2, causal=True, seed=3)
@@ -67,19 +68,19 @@ def test_pack_draws_every_chart_with_the_network_blocked(browser, tmp_path):
     )
     path = tmp_path / "attnlab-pack.html"
     path.write_text(page, encoding="utf-8")
-    tab, context, others = open_offline(browser, path)
+    tab, others = open_offline(context, path)
     try:
         assert_draws_offline(tab, others)
     finally:
-        context.close()
+        tab.close()
 
 
-def test_the_harness_sees_a_page_that_reaches_out(browser, tmp_path):
+def test_the_harness_sees_a_page_that_reaches_out(context, tmp_path):
     path = tmp_path / "online.html"
     path.write_text('<!doctype html><script src="https://cdn.plot.ly/plotly-3.0.0.min.js"></script><p>x</p>')
-    tab, context, others = open_offline(browser, path)
+    tab, others = open_offline(context, path)
     try:
         tab.wait_for_selector("p")
         assert others == ["https://cdn.plot.ly/plotly-3.0.0.min.js"]
     finally:
-        context.close()
+        tab.close()

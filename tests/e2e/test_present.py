@@ -36,7 +36,7 @@ def test_the_matrix_stays_hidden_until_the_question_is_answered(page, server):
     assert chart_count(page) == 1
 
 
-def test_the_pack_downloaded_from_the_page_draws_offline(page, server, browser, tmp_path):
+def test_the_pack_downloaded_from_the_page_draws_offline(page, context, server, tmp_path):
     """The Chinese pack as a teacher downloads it, hostile token included: it draws every chart with the network
     blocked, shows the token as text and breaks no content policy (test_offline_pack.py checks the English one)."""
     text = quote_plus(f"<BOS> I like you {HOSTILE} 我 <EOS>")
@@ -48,11 +48,11 @@ def test_the_pack_downloaded_from_the_page_draws_offline(page, server, browser, 
         button.click()
     path = tmp_path / "pack.html"
     download.value.save_as(path)
-    tab, context, others = open_offline(browser, path)
+    tab, others = open_offline(context, path)
     try:
         assert_draws_offline(tab, others)
     finally:
-        context.close()
+        tab.close()
 
 
 def test_a_click_on_a_head_in_the_model_view_opens_it(page, server):
