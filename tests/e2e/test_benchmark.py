@@ -23,8 +23,9 @@ def test_a_second_tab_is_told_a_run_is_going_while_the_first_runs(context, serve
         assert first.locator('[data-testid="stProgress"]').count() == 1  # its sweep is going, polled by a fragment
         rerun(second, lambda: second.get_by_role("button", name=CAT["benchmark.run"]).click())
         said = main_text(second)
+        # The server refuses a start only while a sweep runs (tests/unit/test_live.py), so this message says the first
+        # was going when the second pressed Run; looking at the first tab again here raced the sweep's end.
         assert CAT["benchmark.busy"].split("{")[0] in said and no_exception(second)
-        assert first.locator('[data-testid="stProgress"]').count() == 1  # the first run was still going then
         assert CAT["benchmark.your_run"] not in said and "seq=16%2C32%2C64%2C128%2C256%2C512" in second.url
         first.get_by_text(CAT["benchmark.your_run"], exact=True).wait_for(timeout=120_000)  # no click: polling
         assert no_exception(first) and "cores busy on average" in main_text(first)
