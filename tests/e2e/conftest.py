@@ -82,11 +82,15 @@ def fresh_server(request) -> str:
 # (Streamlit's frontend, Plotly), which halves a page load's main-thread time here. Chromium shares a renderer
 # only within a persistent profile, so the shared context is one.
 SHARED_RENDERER = ["--process-per-site", "--renderer-process-limit=1", "--disable-site-isolation-trials"]
+# V8 without its top tier (TurboFan; Maglev is the highest it goes): a test's scripts run for seconds, too briefly for
+# TurboFan's compiles to pay for themselves, and the browser chain used 5 to 10 % less CPU without them. Only the
+# test browser: the budget scripts time the browser as visitors have it (`attnlab.testing.BROWSER_ARGS`).
+TEST_V8 = ["--js-flags=--max-opt=2"]
 
 
 @pytest.fixture(scope="session")
 def playwright_driver():
-    """Playwright's driver for the session (the browsers below start from it when a test needs them)."""
+    """Playwright's driver for the session (the shared profile below starts from it when a test needs a browser)."""
     if not HAVE_CHROMIUM:
         _no_browser()
     from playwright.sync_api import sync_playwright
@@ -96,20 +100,12 @@ def playwright_driver():
 
 
 @pytest.fixture(scope="session")
-def browser(playwright_driver):
-    """A headless Chromium for tests that need contexts of their own (a browser language, the network blocked)."""
-    b = playwright_driver.chromium.launch(executable_path=CHROMIUM, args=BROWSER_ARGS)
-    yield b
-    b.close()
-
-
-@pytest.fixture(scope="session")
 def context(playwright_driver, tmp_path_factory):
     """One browser profile for the session, as a returning visitor has: the frontend's scripts come from its cache."""
     shared = playwright_driver.chromium.launch_persistent_context(
         tmp_path_factory.mktemp("profile"),
         executable_path=CHROMIUM,
-        args=BROWSER_ARGS + SHARED_RENDERER,
+        args=BROWSER_ARGS + SHARED_RENDERER + TEST_V8,
         viewport={"width": 1400, "height": 1000},
     )
     yield shared
