@@ -22,6 +22,7 @@ OWN_SERVERS = {"test_replicas.py"}  # starts servers of its own (replicas behind
 FIRST = "test_deep_links.py"  # needs a server nobody has visited: taken first, it gets the shared one unvisited
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist turns the group marks into node ids, whenever this file was loaded
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Browser tests first, in two xdist groups (`--dist loadgroup` in pyproject.toml).
 
@@ -31,7 +32,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     rest. Collected last (tests/e2e sorts after tests/app), the browser tests began only once the AppTest files had
     been handed out. Splitting the shared server's tests into two groups took as long in all (both chains then share
     the 2 cores) and made the timing-sensitive ones (a live run polled to its end, a second tab while the first
-    runs) flakier.
+    runs) flakier. Named on the command line (`pytest tests/e2e/...`), this file is loaded before xdist's worker
+    plugin instead of after it, and its marks came too late: the tests were spread over both workers, each with its
+    own server and browser.
     """
     browser = [item for item in items if item.get_closest_marker("e2e")]
     for item in browser:
