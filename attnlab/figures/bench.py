@@ -14,9 +14,8 @@ import plotly.graph_objects as go
 from attnlab.bench.config import IMPLS
 from attnlab.bench.memory import format_bytes
 from attnlab.bench.row import ResultRow
-from attnlab.figures.lines import LEGEND_BELOW, binary_ticks, decade_ticks, layout, loglog_axes, with_slope
+from attnlab.figures.lines import LEGEND_BELOW, binary_ticks, decade_ticks, line_figure, loglog_axes, with_slope
 from attnlab.figures.palette import current
-from attnlab.figures.prebuilt import new_figure
 from attnlab.figures.text import esc
 from attnlab.fit import loglog_slope
 
@@ -60,30 +59,31 @@ def _style(name: str, index_by_impl: dict[str, int]) -> dict:
     return dict(color=colour, dash=DASHES[n % len(DASHES)])
 
 
-def _layout(
-    fig: go.Figure,
+def _figure(
+    data: list[dict],
     title: str,
     x_title: str,
     y_title: str,
     log_y: bool = True,
     y_ticks: tuple[list[float], list[str]] | None = None,
 ) -> go.Figure:
-    """A benchmark chart: T on a log axis at the measured values, legend below."""
-    loglog_axes(fig, x_title, y_title, y_ticks, log_y)
-    return layout(fig, title, 400, legend=LEGEND_BELOW, hovermode="closest")
+    """A benchmark chart of these traces: T on a log axis at the measured values, legend below."""
+    axes = loglog_axes([x for trace in data for x in trace["x"]], x_title, y_title, y_ticks, log_y)
+    return line_figure(data, axes, title, 400, legend=LEGEND_BELOW, hovermode="closest")
 
 
 def time_figure(
     rows: Sequence[ResultRow], title: str, x_title: str, y_title: str, slope_word: str = "slope", **kw
 ) -> go.Figure:
     """Median time vs T on log-log axes, one line per series, p20..p80 as error bars."""
-    fig = new_figure()
+    data = []
     styles: dict[str, int] = {}
     for name, rs in series(rows, **kw).items():
         xs = [r.seq_len for r in rs]
         med = [r.median_ms for r in rs]
-        fig.add_trace(
-            go.Scatter(
+        data.append(
+            dict(
+                type="scatter",
                 x=xs,
                 y=med,
                 mode="lines+markers",
@@ -102,14 +102,14 @@ def time_figure(
             )
         )
     values = [v for r in series(rows, **kw).values() for x in r for v in (x.p20_ms, x.p80_ms)]
-    return _layout(fig, title, x_title, y_title, y_ticks=decade_ticks(values))
+    return _figure(data, title, x_title, y_title, y_ticks=decade_ticks(values))
 
 
 def memory_figure(
     rows: Sequence[ResultRow], title: str, x_title: str, y_title: str, slope_word: str = "slope", **kw
 ) -> go.Figure:
     """Measured peak memory (bytes) vs T on log-log axes; rows without a measurement are left out."""
-    fig = new_figure()
+    data = []
     styles: dict[str, int] = {}
     for name, rs in series(rows, **kw).items():
         rs = [r for r in rs if r.peak_mem_bytes]
@@ -117,8 +117,9 @@ def memory_figure(
             continue
         xs = [r.seq_len for r in rs]
         mem = [r.peak_mem_bytes for r in rs]
-        fig.add_trace(
-            go.Scatter(
+        data.append(
+            dict(
+                type="scatter",
                 x=xs,
                 y=mem,
                 mode="lines+markers",
@@ -128,8 +129,8 @@ def memory_figure(
                 hovertemplate=f"{esc(name)}<br>T=%{{x}}<br>%{{customdata}}<extra></extra>",
             )
         )
-    values = [y for tr in fig.data for y in tr.y]
-    return _layout(fig, title, x_title, y_title, y_ticks=binary_ticks(values))
+    values = [y for trace in data for y in trace["y"]]
+    return _figure(data, title, x_title, y_title, y_ticks=binary_ticks(values))
 
 
 def tflops_figure(
@@ -142,7 +143,7 @@ def tflops_figure(
     **kw,
 ) -> go.Figure:
     """Achieved TFLOP/s vs T (log x), with the share of the device's datasheet peak in the hover when known."""
-    fig = new_figure()
+    data = []
     styles: dict[str, int] = {}
     for name, rs in series(rows, **kw).items():
         rs = [r for r in rs if r.tflops is not None]
@@ -152,8 +153,9 @@ def tflops_figure(
         for r in rs:
             peak = (peaks or {}).get(r.dtype)
             shares.append(f" ({r.tflops / peak:.1%} {esc(peak_word)})" if peak else "")
-        fig.add_trace(
-            go.Scatter(
+        data.append(
+            dict(
+                type="scatter",
                 x=[r.seq_len for r in rs],
                 y=[r.tflops for r in rs],
                 mode="lines+markers",
@@ -163,7 +165,7 @@ def tflops_figure(
                 hovertemplate=f"{esc(name)}<br>T=%{{x}}<br>%{{y:.4g}} TFLOP/s%{{customdata}}<extra></extra>",
             )
         )
-    return _layout(fig, title, x_title, y_title, log_y=False)
+    return _figure(data, title, x_title, y_title, log_y=False)
 
 
 def compare_figure(
@@ -178,7 +180,7 @@ def compare_figure(
     The rows are one slice already (one implementation, dtype, head size and mask); a set with no peak for
     its dtype draws nothing in the share chart, and rows that were not measured are never drawn.
     """
-    fig = new_figure()
+    data = []
     palette = current()
     for n, (label, rows, peaks) in enumerate(sets):
         rs = sorted((r for r in rows if r.ok and r.tflops is not None), key=lambda r: r.seq_len)
@@ -188,8 +190,9 @@ def compare_figure(
             continue
         ys = [100 * r.tflops / peaks[r.dtype] if share else r.tflops for r in rs]
         unit = "%" if share else " TFLOP/s"
-        fig.add_trace(
-            go.Scatter(
+        data.append(
+            dict(
+                type="scatter",
                 x=[r.seq_len for r in rs],
                 y=ys,
                 mode="lines+markers",
@@ -198,4 +201,4 @@ def compare_figure(
                 hovertemplate=f"{esc(label)}<br>T=%{{x}}<br>%{{y:.4g}}{unit}<extra></extra>",
             )
         )
-    return _layout(fig, title, x_title, y_title, log_y=False)
+    return _figure(data, title, x_title, y_title, log_y=False)

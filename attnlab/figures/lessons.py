@@ -11,9 +11,8 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from attnlab.figures.lines import LEGEND_BELOW, layout, line_figure, rule, scatter, subplot_row, suffix
+from attnlab.figures.lines import LEGEND_BELOW, line_figure, rule, scatter, subplot_row, suffix
 from attnlab.figures.palette import current
-from attnlab.figures.prebuilt import new_figure
 from attnlab.figures.text import esc as _esc
 from attnlab.figures.text import label
 
@@ -30,18 +29,16 @@ def weights_bar(
     text = [f"{w:.3f}" for w in weights]
     if values is not None and value_name:
         text = [f"{w:.3f} · {_esc(value_name)} {v:g}" for w, v in zip(weights, values, strict=True)]
-    fig = new_figure(
-        go.Bar(
-            x=[label(n, 24) for n in names],
-            y=list(weights),
-            text=text,
-            textposition="outside",
-            marker_color=[p.line(i) for i in range(len(names))],
-            hovertemplate="%{x}: %{y:.4f}<extra></extra>",
-        )
+    bars = dict(
+        type="bar",
+        x=[label(n, 24) for n in names],
+        y=list(weights),
+        text=text,
+        textposition="outside",
+        marker=dict(color=[p.line(i) for i in range(len(names))]),
+        hovertemplate="%{x}: %{y:.4f}<extra></extra>",
     )
-    fig.update_yaxes(range=[0, 1.15], title=None)
-    return layout(fig, title, 300, showlegend=False)
+    return line_figure([bars], dict(yaxis=dict(range=[0, 1.15])), title, 300, showlegend=False)
 
 
 def temperature_figure(
@@ -55,47 +52,49 @@ def temperature_figure(
 ) -> go.Figure:
     """Each key's weight as the temperature changes; a dashed line at the user's temperature."""
     p = current()
-    fig = new_figure()
-    for i, name in enumerate(names):
-        fig.add_trace(
-            go.Scatter(
-                x=list(temps),
-                y=weights[:, i],
-                mode="lines",
-                name=label(name, 24),
-                line=dict(color=p.line(i), width=2.5),
-            )
+    data = [
+        dict(
+            type="scatter",
+            x=list(temps),
+            y=weights[:, i],
+            mode="lines",
+            name=label(name, 24),
+            line=dict(color=p.line(i), width=2.5),
         )
-    fig.add_vline(x=chosen, line_dash="dash", line_color=p.neutral)
-    fig.update_xaxes(title=_esc(x_title))
-    fig.update_yaxes(title=_esc(y_title), range=[-0.02, 1.02])
-    return layout(fig, title, 320)
+        for i, name in enumerate(names)
+    ]
+    axes = dict(
+        xaxis=dict(title=dict(text=_esc(x_title))),
+        yaxis=dict(title=dict(text=_esc(y_title)), range=[-0.02, 1.02]),
+        shapes=[rule(x=chosen, dash="dash", color=p.neutral)],
+    )
+    return line_figure(data, axes, title, 320)
 
 
 def key_plane(keys: np.ndarray, names: Sequence[str], query: Sequence[float], query_name: str, title: str) -> go.Figure:
     """2-D keys and the query as arrows from the origin: the key most aligned with q gets the most weight."""
     p = current()
-    fig = new_figure()
     pts = [*(tuple(k) for k in keys), tuple(query)]
-    all_names = [*names, query_name]
-    for i, ((x, y), name) in enumerate(zip(pts, all_names, strict=True)):
-        colour = p.rule if i == len(pts) - 1 else p.line(i)
-        fig.add_trace(
-            go.Scatter(
+    data = []
+    for i, ((x, y), name) in enumerate(zip(pts, [*names, query_name], strict=True)):
+        is_query = i == len(pts) - 1
+        data.append(
+            dict(
+                type="scatter",
                 x=[0, x],
                 y=[0, y],
                 mode="lines+markers+text",
                 name=label(name, 24),
                 text=["", label(name, 24)],
                 textposition="top center",
-                line=dict(color=colour, width=3, dash="dot" if i == len(pts) - 1 else "solid"),
+                line=dict(color=p.rule if is_query else p.line(i), width=3, dash="dot" if is_query else "solid"),
                 marker=dict(size=[0, 10]),
             )
         )
     bound = max(1.0, float(np.abs(np.array(pts)).max()) * 1.25)
-    fig.update_xaxes(range=[-bound, bound], zeroline=True, showgrid=True, gridcolor=p.grid)
-    fig.update_yaxes(range=[-bound, bound], zeroline=True, showgrid=True, gridcolor=p.grid, scaleanchor="x")
-    return layout(fig, title, 360, showlegend=False)
+    plane = dict(range=[-bound, bound], zeroline=True, showgrid=True, gridcolor=p.grid)
+    axes = dict(xaxis=plane, yaxis=dict(plane, scaleanchor="x"))
+    return line_figure(data, axes, title, 360, showlegend=False)
 
 
 def variance_figure(
@@ -181,18 +180,19 @@ def pe_figure(pe: np.ndarray, title: str, x_title: str, y_title: str) -> go.Figu
     """The sinusoid table as one dense heatmap (no cell gaps: the stripes are the point)."""
     p = current()
     n_pos, d = pe.shape
-    fig = new_figure(
-        go.Heatmap(
-            z=pe,
-            x=list(range(d)),
-            y=list(range(n_pos)),
-            colorscale=p.signed,
-            zmin=-1,
-            zmax=1,
-            zmid=0,
-            hovertemplate=f"{_esc(y_title)} %{{y}}, {_esc(x_title)} %{{x}}: %{{z:.4f}}<extra></extra>",
-        )
+    table = dict(
+        type="heatmap",
+        z=pe,
+        x=list(range(d)),
+        y=list(range(n_pos)),
+        colorscale=p.signed,
+        zmin=-1,
+        zmax=1,
+        zmid=0,
+        hovertemplate=f"{_esc(y_title)} %{{y}}, {_esc(x_title)} %{{x}}: %{{z:.4f}}<extra></extra>",
     )
-    fig.update_xaxes(title=_esc(x_title), showgrid=False)
-    fig.update_yaxes(title=_esc(y_title), autorange="reversed", showgrid=False)
-    return layout(fig, title, int(min(560, max(260, 120 + 4 * n_pos))))
+    axes = dict(
+        xaxis=dict(title=dict(text=_esc(x_title)), showgrid=False),
+        yaxis=dict(title=dict(text=_esc(y_title)), autorange="reversed", showgrid=False),
+    )
+    return line_figure([table], axes, title, int(min(560, max(260, 120 + 4 * n_pos))))

@@ -13,7 +13,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from attnlab.figures.palette import current
-from attnlab.figures.prebuilt import BASE_LAYOUT, TEMPLATE, Prebuilt, colorscale, expanded_scale, new_figure, typed
+from attnlab.figures.prebuilt import BASE_LAYOUT, TEMPLATE, Prebuilt, colorscale, expanded_scale, typed
 from attnlab.figures.projector import projector
 from attnlab.figures.text import label, unique_labels
 
@@ -277,22 +277,25 @@ def head_columns_figure(d_model: int, n_heads: int, head_names: Sequence[str]) -
     d_k = d_model // n_heads
     owner = np.repeat(np.arange(n_heads), d_k)[None, :]
     one = palette.line(0)
-    fig = new_figure(
-        go.Heatmap(
-            z=owner,
-            colorscale=palette.heads if n_heads > 1 else [[0, one], [1, one]],
-            showscale=False,
-            xgap=1,
-            customdata=np.array([[head_names[h] for h in owner[0]]], dtype=object),
-            hovertemplate="%{customdata}<extra></extra>",
-            text=[[head_names[h] for h in owner[0]]],
-            texttemplate="%{text}" if d_k >= 2 else None,
-        )
+    strip = dict(
+        type="heatmap",
+        z=owner,
+        colorscale=palette.heads if n_heads > 1 else [[0, one], [1, one]],
+        showscale=False,
+        xgap=1,
+        customdata=np.array([[head_names[h] for h in owner[0]]], dtype=object),
+        hovertemplate="%{customdata}<extra></extra>",
+        text=[[head_names[h] for h in owner[0]]],
+        texttemplate="%{text}" if d_k >= 2 else None,
     )
-    fig.update_xaxes(tickmode="array", tickvals=list(range(d_model)), ticktext=[f"d{i}" for i in range(d_model)])
-    fig.update_yaxes(visible=False)
-    fig.update_layout(template=TEMPLATE, height=90, margin=dict(t=10, b=10))
-    return fig
+    layout = dict(
+        template=TEMPLATE,
+        height=90,
+        margin=dict(t=10, b=10),
+        xaxis=dict(tickmode="array", tickvals=list(range(d_model)), ticktext=[f"d{i}" for i in range(d_model)]),
+        yaxis=dict(visible=False),
+    )
+    return go.Figure(dict(data=[strip], layout=layout))  # validated once, not property by property
 
 
 def vector(values: np.ndarray) -> np.ndarray:
