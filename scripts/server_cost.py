@@ -22,6 +22,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,9 +38,10 @@ class Case:
 
     name: str
     path: str
-    label: str  # the visible text of the toggle or button that is clicked
+    label: str  # the visible text of the toggle or button that is clicked, or the slider's label
     key: str  # the same widget's key, for AppTest
     opener: str | None = None  # text to click once first (an expander the widget sits in)
+    slider: bool = False  # a slider, moved one step right then back by the keyboard, instead of a click
 
 
 CASES = [
@@ -50,6 +52,7 @@ CASES = [
     Case("neuron", "/neuron?lang=en&q=1", "Causal mask", "lab.causal", opener=NEURON_SETTINGS),
     Case("scaling", "/scaling?lang=en", "Divide by √d_k", "lscale.scaled"),
     Case("positions", "/positions?lang=en", "Add positional encodings", "lpos.pe"),
+    Case("soft dictionary", "/soft-dictionary?lang=en", "Temperature τ", "ldict.temp", slider=True),
     Case("tiled", "/tiled?lang=en", "Causal mask", "tiled.causal"),
     Case("benchmark", "/benchmark?lang=en", "Causal mask", "bench.causal"),
 ]
@@ -94,14 +97,22 @@ def browser_cost(case: Case, url: str, pid: int, browser, changes: int, profile:
 def changes_cost(case: Case, tab, pid: int, changes: int, received: list[int]) -> dict:
     """Click the case's widget `changes` times, reading the server's CPU clock around each."""
     cpu_ms, sent = [], []
-    for _ in range(changes):
+    for i in range(changes):
         received.clear()
         before = cpu_seconds(pid)
-        rerun(tab, tab.get_by_text(case.label, exact=True).first.click)
+        rerun(tab, change(case, tab, i))
         cpu_ms.append((cpu_seconds(pid) - before) * 1000)
         sent.append(sum(received))
     tab.close()
     return {"server_cpu_ms": summary(cpu_ms), "bytes_per_change": statistics.median(sent)}
+
+
+def change(case: Case, tab, i: int) -> Callable[[], None]:
+    """What the i-th change does in the browser: click the toggle, or move the slider a step right (even i) or back."""
+    if not case.slider:
+        return tab.get_by_text(case.label, exact=True).first.click
+    thumb = tab.get_by_role("slider", name=case.label).first
+    return lambda: thumb.press("ArrowRight" if i % 2 == 0 else "ArrowLeft")
 
 
 def apptest_cost(case: Case, changes: int) -> dict:
@@ -117,8 +128,13 @@ def apptest_cost(case: Case, changes: int) -> dict:
 
         at.switch_page(next(s.path for s in PAGES if s.url_path == page)).run()
     wall, cpu = [], []
+    start = at.slider(key=case.key).value if case.slider else None
     for i in range(changes):
-        at.toggle(key=case.key).set_value(i % 2 == 0)
+        if case.slider:
+            widget = at.slider(key=case.key)
+            widget.set_value(start + widget.proto.step if i % 2 == 0 else start)
+        else:
+            at.toggle(key=case.key).set_value(i % 2 == 0)
         t0, c0 = time.perf_counter(), time.process_time()
         at.run()
         wall.append((time.perf_counter() - t0) * 1000)
