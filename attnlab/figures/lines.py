@@ -116,8 +116,9 @@ def loglog_axes(
 ) -> dict:
     """Log T axis ticked at the measured T values `xs`, and a log (or linear) y axis with plain ticks."""
     ts = sorted(set(xs))
-    yaxis = dict(type="log" if log_y else "linear", title=dict(text=esc(y_title)))
-    yaxis["rangemode"] = None if log_y else "tozero"
+    yaxis = dict(
+        type="log" if log_y else "linear", title=dict(text=esc(y_title)), rangemode=None if log_y else "tozero"
+    )
     if y_ticks and y_ticks[0]:
         yaxis.update(tickvals=y_ticks[0], ticktext=y_ticks[1])
     xaxis = dict(type="log", title=dict(text=esc(x_title)), tickvals=ts, ticktext=[f"{x:g}" for x in ts])
