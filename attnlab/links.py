@@ -19,25 +19,21 @@ from attnlab.limits import (
     DECODER_GEN_STEPS,
     MAX_ATTN_HEADS,
     MAX_ATTN_TOKENS,
-    MAX_COST_T,
     MAX_D_MODEL,
     MAX_DECODER_SEQ_CHARS,
-    MAX_DICTIONARY_VALUE,
     MAX_MULTIHEAD_FULL_D,
-    MAX_SCALING_DK,
     MAX_SEED,
     MAX_STEP,
     MAX_TILED_TOKENS,
     MAX_TOKENS,
-    MIN_COST_T,
     MIN_D_MODEL,
 )
+from attnlab.links_lessons import LESSON_SCOPES
 from attnlab.params import (
     Invalid,
     Param,
     bool_param,
     choice_param,
-    float_param,
     int_param,
     list_param,
     text_param,
@@ -189,69 +185,6 @@ def _attnfile() -> tuple[Param, ...]:
     )
 
 
-def _dictionary() -> tuple[Param, ...]:
-    from attnlab.lessons import dictionary
-    from attnlab.lessons.parse import dump_vector
-
-    keys = dictionary.KEYS
-    return (
-        text_param("word", "apple", 40),
-        *(
-            float_param(f"v_{k}", v, -MAX_DICTIONARY_VALUE, MAX_DICTIONARY_VALUE)
-            for k, v in zip(keys, dictionary.VALUES, strict=True)
-        ),
-        *(float_param(f"w_{k}", w, 0.0, 1.0) for k, w in zip(keys, dictionary.FRUIT_WEIGHTS, strict=True)),
-        text_param("q", dump_vector(list(dictionary.QUERY_VECTOR)), 200),
-        *(text_param(f"k_{k}", dump_vector(list(v)), 200) for k, v in zip(keys, dictionary.KEY_VECTORS, strict=True)),
-        float_param("temp", 1.0, 0.0, 3.0),
-    )
-
-
-def _scaling() -> tuple[Param, ...]:
-    return (
-        int_param("dk", 64, 1, MAX_SCALING_DK),
-        int_param("keys", 8, 2, 64),
-        bool_param("scaled", True),
-        int_param("seed", 0, 0, MAX_SEED),
-    )
-
-
-def _positions() -> tuple[Param, ...]:
-    from attnlab.lessons.positions import PERMUTATIONS
-
-    return (
-        text_param("text", "the dog chased a cat", 500),
-        int_param("d_model", 8, 2, 64),
-        int_param("seed", 0, 0, MAX_SEED),
-        choice_param("perm", "reverse", PERMUTATIONS),
-        bool_param("pe", False),
-        int_param("n_pos", 50, 1, 256),
-        int_param("pe_d", 64, 2, 128),
-    )
-
-
-def _masking() -> tuple[Param, ...]:
-    from attnlab.lessons import masking
-
-    return (
-        text_param("text", "<BOS> I like you <EOS>", 500),
-        choice_param("blank", "last", masking.BLANK_ROWS),
-        choice_param("dtype", "float16", tuple(masking.DTYPES)),
-        choice_param("fill", "-1e9", masking.FILLS),
-    )
-
-
-def _cost() -> tuple[Param, ...]:
-    return (
-        int_param("t_min", 128, MIN_COST_T, MAX_COST_T),
-        int_param("t_max", 2048, MIN_COST_T, MAX_COST_T),
-        int_param("d", 64, 8, 128),
-        int_param("rec", 0, 0, 999),
-        int_param("rnn_t", 512, 2, 100_000),
-        int_param("rnn_d", 512, 2, 4096),
-    )
-
-
 def _bench() -> tuple[Param, ...]:  # the sweep's settings (which recorded file to show stays the page's own)
     from attnlab.bench import DTYPES, IMPLS
 
@@ -289,11 +222,7 @@ SCOPES: dict[str, Callable[[], tuple[Param, ...]]] = {  # scope (its session-sta
     "real": _real,
     "decoder": _decoder,
     "attnfile": _attnfile,
-    "ldict": _dictionary,
-    "lscale": _scaling,
-    "lpos": _positions,
-    "lmask": _masking,
-    "lcost": _cost,
+    **LESSON_SCOPES,
     "bench": _bench,
     "tiled": _tiled,
 }

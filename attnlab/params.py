@@ -155,6 +155,42 @@ def list_param(name: str, default: Sequence, options: Sequence) -> Param:
     return Param(name, list(default), parse, dump_list, options=options)
 
 
+def next_even(value: int, hi: int) -> int:
+    """The even number a link's or a widget's odd width becomes: the one above, or below at the cap."""
+    return value + 1 if value + 1 <= hi else value - 1
+
+
+def even_int_param(name: str, default: int, lo: int, hi: int) -> Param:
+    """A whole even number in [lo, hi] (lo and hi even): an odd one becomes `next_even` (and said)."""
+    whole = int_param(name, default, lo, hi)
+
+    def parse(raw: str) -> int:
+        value = whole.parse(raw)
+        if value % 2:
+            raise Invalid("odd", next_even(value, hi))
+        return value
+
+    return Param(name, default, parse, str, lo, hi)
+
+
+def above_param(name: str, default: float, above: float, hi: float) -> Param:
+    """A finite number strictly above `above` and at most `hi`: at or below `above` it is the default (and said),
+    past `hi` it is clamped. The widget's lower end is `above` itself; the page replaces that value the same way."""
+
+    def parse(raw: str) -> float:
+        try:
+            value = parse_number(raw)
+        except (ValueError, OverflowError):
+            raise Invalid("not_number", default) from None
+        if value <= above:
+            raise Invalid("not_above", default, lo=dump_float(above))
+        if value > hi:
+            raise Invalid("out_of_range", hi, lo=dump_float(above), hi=dump_float(hi))
+        return value
+
+    return Param(name, default, parse, dump_float, above, hi)
+
+
 def text_param(name: str, default: str, max_chars: int = MAX_TEXT_CHARS) -> Param:
     """Free text, cut at `max_chars` (and said so)."""
 
