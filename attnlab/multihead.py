@@ -270,6 +270,11 @@ def merge_heads(x: torch.Tensor) -> torch.Tensor:
     return x.transpose(-3, -2).reshape(*lead, t, h * d_k)
 
 
+def repeat_kv(x: torch.Tensor, group: int) -> torch.Tensor:
+    """(..., H_kv, T, d_k) -> (..., H_kv * group, T, d_k), each head `group` times in a row (no copy for 1)."""
+    return x if group == 1 else x.repeat_interleave(group, dim=-3)
+
+
 def with_alibi(attn_mask: torch.Tensor | None, alibi: torch.Tensor) -> torch.Tensor:
     """ALiBi's bias (H, T_q, T_k) as one float mask with SDPA's mask: -inf where a bool mask blocks, a float added."""
     if attn_mask is None:
@@ -324,8 +329,8 @@ def multi_head_steps(
     group = n_heads // held
     heads = attention_steps(
         q_rot,
-        k_rot.repeat_interleave(group, dim=-3),  # (..., H, T_k, d_k): query head h reads key/value head h // group
-        v_h.repeat_interleave(group, dim=-3),
+        repeat_kv(k_rot, group),  # (..., H, T_k, d_k): query head h reads key/value head h // group
+        repeat_kv(v_h, group),
         attn_mask=attn_mask,
         dropout_p=dropout_p,
         is_causal=is_causal,
