@@ -93,16 +93,21 @@ def shape_text(shape: tuple[int, ...]) -> str:
 
 
 def check_shapes(shapes: dict[str, tuple[int, ...]]) -> int:
-    """d_model from the declared shapes, before any data is read: all square, all equal, within the caps."""
+    """d_model from the declared shapes, before any data is read: W_Q and W_O square and equal, within the caps;
+    W_K and W_V (d_model, d_kv) alike, d_kv dividing d_model (narrower when key/value heads are shared)."""
     for name, shape in shapes.items():
-        if len(shape) != 2 or shape[0] != shape[1]:
+        if len(shape) != 2 or (name in ("w_q", "w_o") and shape[0] != shape[1]):
             raise WeightsError("not_square", name=name, shape=shape_text(shape))
     d = shapes["w_q"][0]
     if not MIN_D_MODEL <= d <= MAX_D_MODEL:
         raise WeightsError("size", d=clip(d, SHORT_CHARS), min=MIN_D_MODEL, cap=MAX_D_MODEL)
     for name, shape in shapes.items():
-        if shape[0] != d:
+        if shape[0] != d or (name == "w_o" and shape[1] != d):
             raise WeightsError("shape", name=name, shape=shape_text(shape), d=d)
+    d_kv = shapes["w_k"][1]
+    for name in ("w_k", "w_v"):
+        if shapes[name][1] != d_kv or not 1 <= d_kv <= d or d % d_kv:
+            raise WeightsError("kv_shape", name=name, shape=shape_text(shapes[name]), d=d)
     return d
 
 

@@ -86,9 +86,10 @@ def _npz_header(archive: zipfile.ZipFile, name: str, info: zipfile.ZipInfo) -> N
         return _npy_header(name, member.read(MAX_NPY_HEADER_BYTES))
 
 
-def _npz_array(archive: zipfile.ZipFile, name: str, info: zipfile.ZipInfo, header: NpyHeader, d: int) -> np.ndarray:
-    """Exactly the d*d values a checked header declares, once the archive's own size for them agrees."""
-    nbytes = d * d * header.dtype.itemsize
+def _npz_array(archive: zipfile.ZipFile, name: str, info: zipfile.ZipInfo, header: NpyHeader) -> np.ndarray:
+    """Exactly the rows x cols values a checked header declares, once the archive's own size for them agrees."""
+    rows, cols = header.shape
+    nbytes = rows * cols * header.dtype.itemsize
     if info.file_size != header.offset + nbytes:
         raise WeightsError("data_size", name=name, declared=info.file_size, expected=header.offset + nbytes)
     with archive.open(info) as member:
@@ -96,7 +97,7 @@ def _npz_array(archive: zipfile.ZipFile, name: str, info: zipfile.ZipInfo, heade
         raw = member.read(nbytes)  # reaches the member's end, so zipfile checks its CRC
     if len(raw) != nbytes:
         raise WeightsError("zip_unreadable", f"{info.filename} ends after {len(raw)} of {nbytes} bytes")
-    values = np.frombuffer(raw, dtype=header.dtype).reshape((d, d), order="F" if header.fortran else "C")
+    values = np.frombuffer(raw, dtype=header.dtype).reshape((rows, cols), order="F" if header.fortran else "C")
     return values.astype(np.float64, order="C")
 
 
@@ -113,8 +114,8 @@ def read_npz(data: bytes) -> dict[str, np.ndarray]:
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
             found = pick((_member_key(info.filename), info) for info in archive.infolist())
             headers = {name: _npz_header(archive, name, info) for name, info in found.items()}
-            d = check_shapes({name: header.shape for name, header in headers.items()})
-            return {name: _npz_array(archive, name, found[name], headers[name], d) for name in NAMES}
+            check_shapes({name: header.shape for name, header in headers.items()})
+            return {name: _npz_array(archive, name, found[name], headers[name]) for name in NAMES}
     except WeightsError:
         raise
     except _ZIP_ERRORS as err:

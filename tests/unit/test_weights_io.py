@@ -108,6 +108,7 @@ def json_text(cells: str) -> bytes:
 
 
 EYE2 = [[1.0, 0.0], [0.0, 1.0]]
+EYE4 = np.eye(4).tolist()
 
 # One file per reason load_weights can give, each the smallest that shows it.
 EXAMPLES: dict[str, tuple[str, bytes]] = {
@@ -131,6 +132,12 @@ EXAMPLES: dict[str, tuple[str, bytes]] = {
     "not_square": ("w.json", json_weights([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])),
     "size": ("w.json", json_weights([[1.0]])),
     "shape": ("w.json", json.dumps({name: EYE2 if name != "w_v" else np.eye(3).tolist() for name in NAMES}).encode()),
+    "kv_shape": (
+        "w.json",
+        json.dumps(
+            {"w_q": EYE4, "w_k": np.ones((4, 3)).tolist(), "w_v": np.ones((4, 3)).tolist(), "w_o": EYE4}
+        ).encode(),
+    ),
     "not_finite": ("w.json", json_text("[[1.0, NaN], [0, 1]]")),
     "too_large": ("w.json", json_weights([[1.0, 1e6], [0, 1]])),
     "dtype": ("w.safetensors", safetensors_bytes({name: np.eye(2) for name in NAMES}, "BOOL")),
@@ -165,6 +172,20 @@ def test_json_round_trip_is_exact(weights):
     back = load_weights("w.json", to_json(weights))
     for name in NAMES:
         assert torch.equal(getattr(back, name), getattr(weights, name))
+
+
+def test_grouped_weights_round_trip_in_every_format():
+    """W_K and W_V narrower than W_Q (key/value heads shared by groups of query heads) load as they were saved."""
+    grouped = MultiHeadWeights.random(8, seed=2, n_heads=4, n_kv_heads=2)
+    mats = {name: m.numpy() for name, m in grouped.as_dict().items()}
+    for back in (
+        load_weights("w.json", to_json(grouped)),
+        load_weights("w.npz", npz_bytes(mats)),
+        load_weights("w.safetensors", safetensors_bytes(mats, "F64")),
+    ):
+        assert back.d_kv == 4 and all(torch.equal(getattr(back, n), getattr(grouped, n)) for n in NAMES)
+    lopsided = {**mats, "w_v": np.ones((8, 8))}
+    assert refusal("w.npz", npz_bytes(lopsided)).reason == "kv_shape"
 
 
 def test_npz_and_safetensors_load(weights):
