@@ -41,6 +41,7 @@ LARGEST = {  # the heaviest setting each page allows (DESIGN: every setting a pa
     "Real model, every stage, 128 tokens": f"/real-model?text={LONG_SENTENCE}&view=stages&layer=6&head=12",
     "Real model, rollout, 128 tokens": f"/real-model?text={LONG_SENTENCE}&view=rollout",
     "Positions 256 positions, 128 dims": "/positions?n_pos=256&pe_d=128&d_model=64",
+    "RoPE d 256, distance 131072, shift 131072": "/rope?d=256&pos=4096&shift=131072&dist=131072",
     "Scaling d_k 512, 64 keys": "/scaling?dk=512&keys=64",
     "Tiled 12 tokens, blocks of 1": "/tiled?T=12&d=8&bq=1&bk=1",
 }

@@ -52,6 +52,7 @@ CASES = [
     Case("neuron", "/neuron?lang=en&q=1", "Causal mask", "lab.causal", opener=NEURON_SETTINGS),
     Case("scaling", "/scaling?lang=en", "Divide by √d_k", "lscale.scaled"),
     Case("positions", "/positions?lang=en", "Add positional encodings", "lpos.pe"),
+    Case("rope", "/rope?lang=en", "Shift every position by", "lrope.shift", slider=True),
     Case("soft dictionary", "/soft-dictionary?lang=en", "Temperature τ", "ldict.temp", slider=True),
     Case("tiled", "/tiled?lang=en", "Causal mask", "tiled.causal"),
     Case("benchmark", "/benchmark?lang=en", "Causal mask", "bench.causal"),

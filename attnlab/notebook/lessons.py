@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from attnlab.lessons.dictionary import KEYS
+from attnlab.links import Replaced
 from attnlab.notebook.cells import lit
 from attnlab.notebook.recipe import Figure, Recipe
 
@@ -75,6 +76,37 @@ shown = lesson.equivariance(tokens, d_model, seed, order, positions={v["pe"]})
 pe = lesson.pe_table({v["n_pos"]}, {v["pe_d"]})
 """
     )
+
+
+def rope_setup(v: dict[str, Any]) -> str:
+    return (
+        head(
+            v,
+            "from attnlab.figures import grid_figure\nfrom attnlab.figures.rope import decay_figure, frequency_figure, "
+            "pair_plane\nfrom attnlab.lessons import rope as lesson",
+        )
+        + f"""
+d, base, interleaved, seed = {v["d"]}, {lit(float(v["base"]))}, {v["layout"] == "interleaved"}, {v["seed"]}
+turn = lesson.pair_turn(d, base, {v["pair"]}, {v["pos"]}, seed, interleaved)
+freq = lesson.pair_frequencies(d, base)
+check = lesson.shift_check(d, base, seed, {v["shift"]}, interleaved)
+found = lesson.decay(d, base, {v["dist"]}, seed, interleaved)
+tokens = [f"t{{i}}" for i in range(lesson.N_TOKENS)]
+"""
+    )
+
+
+def fix_rope(v: dict[str, Any]) -> list[Replaced]:
+    """A pair past the last one at d becomes the last, as the page replaces it (and says so)."""
+    last = v["d"] // 2 - 1
+    if v["pair"] <= last:
+        return []
+    out = [Replaced("pair", str(v["pair"]), str(last), "out_of_range")]
+    v["pair"] = last
+    return out
+
+
+ROPE_NAMES = "{'trail': 'earlier positions', 'start': 'first position shown', 'position': 'position'}"
 
 
 def masking_setup(v: dict[str, Any]) -> str:
@@ -183,6 +215,35 @@ LESSONS: dict[str, Recipe] = {
             Figure("positions_diff", 'matrix_figure(shown.difference, tokens, dim_labels(d_model), kind="positive")'),
             Figure("positions_pe", "pe_figure(pe, 'PE', 'dimension', 'position')"),
         ),
+    ),
+    "rope": Recipe(
+        "rope",
+        ("lrope",),
+        rope_setup,
+        lambda v: (
+            Figure(
+                "rope_plane",
+                f"pair_plane(turn.trail, turn.positions, {ROPE_NAMES} | {{'now': f'position {{turn.pos}}', "
+                "'x': f'd{turn.dims[0]}', 'y': f'd{turn.dims[1]}'}, f'pair {turn.pair}')",
+            ),
+            Figure(
+                "rope_frequencies",
+                "frequency_figure(freq.theta, freq.wavelength, turn.pair, "
+                "{'theta': 'θ_i = base^(-2i/d)', 'wavelength': 'wavelength 2π/θ_i', 'pair': 'pair i'})",
+            ),
+            Figure(
+                "rope_scores",
+                "grid_figure([check.before, check.after, check.other], "
+                "['positions from 0', f'positions from {check.shift}', 'the other pairing'], tokens, tokens)",
+            ),
+            Figure(
+                "rope_decay",
+                "decay_figure(found.distances, {'bound': found.bound, 'same': found.same}, "
+                "{'bound': 'relative upper bound', 'same': 'q against itself', 'x': 'relative distance r', "
+                "'y': '÷ value at r = 0'}, 'decay')",
+            ),
+        ),
+        fix_rope,
     ),
     "masking": Recipe(
         "masking",

@@ -236,7 +236,7 @@ def test_sdpa_weights_readback_equals_softmax():
 
 
 def test_course_order():
-    assert [c.url_path for c in COURSE] == ["soft-dictionary", "scaling", "positions", "masking", "cost"]
+    assert [c.url_path for c in COURSE] == ["soft-dictionary", "scaling", "positions", "rope", "masking", "cost"]
 
 
 def test_row_kind():

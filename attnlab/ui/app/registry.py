@@ -57,6 +57,7 @@ PAGES: tuple[PageSpec, ...] = (
     PageSpec("soft_dictionary", "menu_book", "soft-dictionary", "lessons", lesson="dictionary"),
     PageSpec("scaling", "square_foot", "scaling", "lessons", lesson="scaling"),
     PageSpec("positions", "format_list_numbered", "positions", "lessons", lesson="positions"),
+    PageSpec("rope", "rotate_right", "rope", "lessons", lesson="rope"),
     PageSpec("masking", "visibility_off", "masking", "lessons", lesson="masking"),
     PageSpec("cost", "speed", "cost", "lessons", lesson="cost"),
     PageSpec("benchmark", "timer", "benchmark", "performance"),
