@@ -1,7 +1,10 @@
 """CLI: `python -m attnlab.bench --device auto --dtype float16,float32 --seq-lens 256,512 ... --out r.json`.
 
 `--preset record [--dry-run] --out FILE` runs the headline sweep instead (attnlab.bench.record, contract 11).
-Bad input (a flag, a device that is not there, a dtype the device cannot run) gets one line and exit 2.
+`--kv-heads N` and `--mask causal|window:W|documents:N` give the rows of contract 15 (grouped-query heads, the
+masks of long-context models); `flex` is FlexAttention, compiled where the machine can (`--flex-eager`: never).
+Bad input (a flag, a device that is not there, a dtype the device cannot run, a mask that means nothing) gets
+one line and exit 2.
 """
 
 from __future__ import annotations
@@ -13,6 +16,8 @@ from pathlib import Path
 
 from attnlab.bench.config import IMPLS, BenchConfig
 from attnlab.bench.env import resolve_device
+from attnlab.bench.errors import one_line
+from attnlab.bench.maskrule import parse_mask
 from attnlab.bench.memory import DTYPES, format_bytes
 from attnlab.bench.peaks import peak_share
 from attnlab.bench.plan import Plan
@@ -50,16 +55,34 @@ def _positive(text: str) -> int:
     return value
 
 
+def _mask(text: str) -> str:
+    """argparse type: a mask rule, kept as its spec ('window:256'); one line naming what is wrong otherwise."""
+    try:
+        return parse_mask(text).spec
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse with its errors in one line (no usage block): what went wrong, and where the flags are listed."""
+
+    def error(self, message: str):  # type: ignore[override]
+        self.exit(2, f"{self.prog}: error: {one_line(message, 300)} (--help lists the flags)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    """The flags of DESIGN contract 3, plus a few knobs for repetitions."""
-    p = argparse.ArgumentParser(prog="python -m attnlab.bench", description=__doc__)
+    """The flags of DESIGN contracts 3 and 15, plus a few knobs for repetitions."""
+    p = Parser(prog="python -m attnlab.bench", description=__doc__)
     p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
     p.add_argument("--dtype", type=_csv(str, tuple(DTYPES)), default=("float32",), help="comma list")
     p.add_argument("--seq-lens", type=_csv(int), default=(256, 512, 1024), help="comma list, e.g. 256,512")
     p.add_argument("--heads", type=_positive, default=8)
     p.add_argument("--head-dim", type=_positive, default=64)
     p.add_argument("--batch", type=_positive, default=1)
-    p.add_argument("--causal", action="store_true")
+    p.add_argument("--causal", action="store_true", help="the same as --mask causal")
+    p.add_argument("--kv-heads", type=_positive, help="key/value heads, a divisor of --heads (default: --heads)")
+    p.add_argument("--mask", type=_mask, help="full (default), causal, window:W or documents:N (N equal documents)")
+    p.add_argument("--flex-eager", action="store_true", help="run flex eager even where torch.compile could build it")
     p.add_argument("--impls", type=_csv(str, IMPLS), default=IMPLS, help=f"comma list of {','.join(IMPLS)}")
     p.add_argument("--out", type=Path, help="JSON file to write (stdout when omitted)")
     p.add_argument("--warmup", type=int, default=3)
@@ -80,7 +103,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 PRESETS = {"record": RECORD}
 PRESET_FIXES = ("dtype", "seq_lens", "heads", "head_dim", "batch", "causal", "impls", "warmup", "min_reps")
-PRESET_FIXES += ("max_reps", "min_time", "max_time", "tiled_block", "no_check")
+PRESET_FIXES += ("max_reps", "min_time", "max_time", "tiled_block", "no_check", "kv_heads", "mask", "flex_eager")
 
 
 def _fmt(x: float | None, spec: str) -> str:
@@ -92,24 +115,28 @@ def summary(doc: dict) -> str:
     """A plain-text table of the results for the terminal."""
     env = doc["env"]
     lines = [f"{env['device_name']} · torch {env['torch']} · cuda {env['cuda']} · {env['date']}"]
-    head = f"{'impl':<15}{'dtype':<9}{'d':>4}{'mask':>7}{'T':>7}{'median ms':>11}{'p20':>10}{'p80':>10}"
+    head = f"{'impl':<15}{'dtype':<9}{'d':>4}{'H/kv':>7}{'mask':>13}{'T':>7}{'median ms':>11}{'p20':>10}{'p80':>10}"
     lines.append(head + f"{'TFLOP/s':>9}{'of peak':>8}{'peak mem':>11}{'max err':>10}  status")
     for r in map(ResultRow.from_dict, doc["results"]):
         share = peak_share(r.dtype, r.tflops, env)
         mem = None if r.peak_mem_bytes is None else format_bytes(r.peak_mem_bytes)
+        status = r.status + (f" ({r.mode})" if r.mode else "")
         lines.append(
-            f"{r.impl:<15}{r.dtype:<9}{r.head_dim:>4}{'causal' if r.causal else 'full':>7}{r.seq_len:>7}"
+            f"{r.impl:<15}{r.dtype:<9}{r.head_dim:>4}{f'{r.heads}/{r.kv_heads}':>7}{r.mask:>13}{r.seq_len:>7}"
             f"{_fmt(r.median_ms, '.3f'):>11}"
             f"{_fmt(r.p20_ms, '.3f'):>10}{_fmt(r.p80_ms, '.3f'):>10}{_fmt(r.tflops, '.3f'):>9}"
-            f"{_fmt(share, '.1%'):>8}{mem or '-':>11}{_fmt(r.max_abs_err, '.1e'):>10}  {r.status}"
+            f"{_fmt(share, '.1%'):>8}{mem or '-':>11}{_fmt(r.max_abs_err, '.1e'):>10}  {status}"
         )
     return "\n".join(lines)
 
 
 def print_progress(done: int, total: int, row: ResultRow) -> None:
     """One line per finished row on stderr (no progress-bar package: the CLI needs only torch and numpy)."""
-    where = f"{row.impl} {row.dtype} d={row.head_dim}{' causal' if row.causal else ''} T={row.seq_len}"
-    print(f"[{done}/{total}] {where} {row.status[:40]}", file=sys.stderr, flush=True)
+    group = f" kv={row.kv_heads}" if row.kv_heads != row.heads else ""
+    mask = f" {row.mask}" if row.mask != "full" else ""
+    where = f"{row.impl} {row.dtype} d={row.head_dim}{group}{mask} T={row.seq_len}"
+    mode = f" ({row.mode[:80]})" if row.mode else ""
+    print(f"[{done}/{total}] {where} {row.status[:40]}{mode}", file=sys.stderr, flush=True)
 
 
 def print_plan(plan: Plan) -> None:
@@ -179,6 +206,9 @@ def main(argv: list[str] | None = None) -> int:
             head_dim=args.head_dim,
             batch=args.batch,
             causal=args.causal,
+            kv_heads=args.kv_heads,
+            mask=args.mask,
+            flex_compile=not args.flex_eager,
             impls=args.impls,
             warmup=args.warmup,
             min_reps=args.min_reps,

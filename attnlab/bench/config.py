@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from torch.nn.attention import SDPBackend
 
+from attnlab.bench.maskrule import MaskRule, rule_of
 from attnlab.bench.memory import DTYPES
 from attnlab.bench.row import ResultRow
 
@@ -18,6 +19,7 @@ IMPLS: tuple[str, ...] = (
     "sdpa-flash",
     "sdpa-efficient",
     "sdpa-cudnn",
+    "flex",
     "mha",
 )
 SDPA_BACKENDS: dict[str, SDPBackend] = {
@@ -38,7 +40,7 @@ class BenchConfig:
     heads: int = 8
     head_dim: int = 64
     batch: int = 1
-    causal: bool = False
+    causal: bool = False  # kept in step with `mask`: True exactly when the rule is causal
     impls: tuple[str, ...] = IMPLS
     warmup: int = 3  # calls before timing starts (fewer if they already took min_time_s)
     min_reps: int = 5  # timed repetitions at least ...
@@ -49,8 +51,34 @@ class BenchConfig:
     tiled_block: int = 128  # block_q = block_k of the tiled implementation
     check: bool = True  # compute max_abs_err against a float64 reference
     threads: int | None = None  # torch.set_num_threads for the run (None: leave torch's default)
+    kv_heads: int | None = None  # key/value heads, a divisor of heads (None: heads; fewer: grouped-query attention)
+    mask: str | None = None  # full | causal | window:W | documents:N (None: causal or full, from `causal`)
+    flex_compile: bool = True  # torch.compile FlexAttention where the machine can (False: always eager)
 
     def __post_init__(self) -> None:
+        rule = rule_of(self.mask, self.causal)  # ValueError with one line for a rule that means nothing
+        if self.causal and not rule.causal:
+            raise ValueError(f"causal=True and mask {rule.spec!r} disagree: give one of them")
+        object.__setattr__(self, "mask", rule.spec)
+        object.__setattr__(self, "causal", rule.causal)
+        if self.kv_heads is None:
+            object.__setattr__(self, "kv_heads", self.heads)
+        self._check()
+        for t in self.seq_lens:
+            rule.check(t)
+
+    @property
+    def rule(self) -> MaskRule:
+        """The mask rule every row of this config uses."""
+        return rule_of(self.mask)
+
+    @property
+    def group(self) -> int:
+        """Query heads per key/value head (1: every head its own keys and values)."""
+        return self.heads // self.kv_heads
+
+    def _check(self) -> None:
+        """Refuse sizes, names and bounds that mean nothing, naming them."""
         bad_impls = [i for i in self.impls if i not in IMPLS]
         bad_dtypes = [d for d in self.dtypes if d not in DTYPES]
         if bad_impls:
@@ -70,6 +98,8 @@ class BenchConfig:
             raise ValueError(f"threads must be a positive integer, got {self.threads}")
         if self.min_reps < 1 or self.max_reps < self.min_reps or self.warmup < 0:
             raise ValueError("need 0 <= warmup and 1 <= min_reps <= max_reps")
+        if int(self.kv_heads) < 1 or int(self.heads) % int(self.kv_heads):
+            raise ValueError(f"kv_heads must divide heads ({self.heads}), got {self.kv_heads}")
 
     @property
     def total(self) -> int:

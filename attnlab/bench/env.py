@@ -12,6 +12,7 @@ import numpy as np
 import torch
 
 from attnlab.bench.config import BenchConfig
+from attnlab.bench.flex import compiler_missing
 from attnlab.bench.peaks import PEAK_SOURCE, known_peak_tflops
 
 
@@ -58,16 +59,27 @@ def environment(device: torch.device, config: BenchConfig) -> dict:
             if device.type == "cuda"
             else "time.perf_counter around each call, warm-up first, median and p20/p80"
         ),
-        "flops": "4*B*H*T^2*d (halved when causal); mha adds its projections, 8*B*T*E^2",
+        "flops": (
+            "4*B*H*d per (query, key) pair the mask allows: T^2 for full, T^2/2 for causal, the exact count for "
+            "window:W and documents:N; mha adds its projections, 8*B*T*E^2"
+        ),
         "peak_mem": (
             "max_memory_allocated in a pass of its own, minus what was allocated before the call"
             if device.type == "cuda"
             else "the autograd profiler (profile_memory=True) in a pass of its own: the CPU allocator's "
             "peak of live bytes during the call (inputs excluded)"
         ),
-        "reference": "float64 attention on the same (rounded) inputs, computed in row chunks",
+        "reference": "float64 attention on the same (rounded) inputs and mask rule, computed in row chunks",
         "config": asdict(config),
     }
+    if "flex" in config.impls:
+        missing = compiler_missing(device) if config.flex_compile else "eager asked for (--flex-eager)"
+        env["flex"] = {
+            "compile": "torch.compile(flex_attention, dynamic=True), once per dtype, shape and rule"
+            if missing is None
+            else f"eager: {missing}",
+            "block_mask": "create_block_mask of attnlab.masks.mask_mod, built outside the timed calls",
+        }
     if device.type == "cuda":
         props = torch.cuda.get_device_properties(device)
         env["capability"] = f"{props.major}.{props.minor}"

@@ -10,7 +10,6 @@ import contextlib
 import gc
 import math
 import os
-import re
 import sys
 import time
 import warnings
@@ -20,7 +19,9 @@ import numpy as np
 import torch
 
 from attnlab.bench.config import BenchConfig
-from attnlab.bench.impls import Case, make_call, reference_for
+from attnlab.bench.errors import is_oom, one_line
+from attnlab.bench.impls import Case, NotHere, make_call, reference_for
+from attnlab.bench.maskrule import MaskRule
 from attnlab.bench.row import ResultRow
 
 
@@ -28,6 +29,17 @@ def attention_flops(batch: int, heads: int, t_q: int, t_k: int, head_dim: int, c
     """Forward FLOPs of attention: 2 matmuls of 2*T_q*T_k*d each per head, halved for causal."""
     flops = 4.0 * batch * heads * t_q * t_k * head_dim
     return flops / 2 if causal else flops
+
+
+def rule_flops(batch: int, heads: int, t: int, head_dim: int, rule: MaskRule) -> float:
+    """FLOPs of the (query, key) pairs a rule allows, 4*d per pair per head per batch item (contract 15).
+
+    Full and causal keep DESIGN's count (T^2, and T^2 / 2 for causal, as FlashAttention's benchmark counts), so
+    recorded runs stay comparable; a window or packed documents count their allowed pairs exactly.
+    """
+    if rule.kind in ("full", "causal"):
+        return attention_flops(batch, heads, t, t, head_dim, rule.causal)
+    return 4.0 * batch * heads * head_dim * rule.pairs(t)
 
 
 def mha_projection_flops(batch: int, seq_len: int, embed: int) -> float:
@@ -43,20 +55,6 @@ def _sync(device: torch.device) -> None:
     """Wait for queued GPU work so a clock or memory counter reads the truth."""
     if device.type == "cuda":
         torch.cuda.synchronize(device)
-
-
-def is_oom(exc: BaseException) -> bool:
-    """Out-of-memory from the CUDA caching allocator or the CPU allocator."""
-    if isinstance(exc, torch.OutOfMemoryError):
-        return True
-    text = str(exc).lower()
-    return "out of memory" in text or "can't allocate memory" in text
-
-
-def one_line(text: str, limit: int = 600) -> str:
-    """Collapse PyTorch's multi-line reasons to one readable line."""
-    text = re.sub(r"\s+", " ", text).strip()
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _probe(call: Callable[[], torch.Tensor], device: torch.device) -> torch.Tensor:
@@ -181,7 +179,8 @@ def free(device: torch.device, collect: bool = False) -> None:
 
 def blank_row(impl: str, device: torch.device, dtype: str, t: int, config: BenchConfig, **values) -> ResultRow:
     """A result row for one point of the sweep, None wherever nothing was measured."""
-    return ResultRow(impl, device.type, dtype, config.batch, config.heads, t, config.head_dim, config.causal, **values)
+    shape = (config.batch, config.heads, t, config.head_dim, config.causal)
+    return ResultRow(impl, device.type, dtype, *shape, kv_heads=config.kv_heads, mask=config.mask, **values)
 
 
 def _finite(x: float | None) -> float | None:
@@ -192,9 +191,12 @@ def _finite(x: float | None) -> float | None:
 def measure(impl: str, case: Case, config: BenchConfig, dtype_name: str) -> ResultRow:
     """One result row: probe + error check, memory pass, timing pass; oom / unsupported recorded."""
     device, t = case.device, case.q.size(-2)
-    oom = False
+    oom, call = False, None
     try:
-        call, ctx = make_call(impl, case, config)
+        try:
+            call, ctx = make_call(impl, case, config)
+        except NotHere as exc:
+            raise Unsupported(str(exc)) from None
         with ctx:
             out = _probe(call, device)
             err = None
@@ -211,7 +213,8 @@ def measure(impl: str, case: Case, config: BenchConfig, dtype_name: str) -> Resu
             peak = _peak_memory_cuda(call, device) if device.type == "cuda" else _peak_memory_cpu(call)
             times = time_call(call, device, config)
     except Unsupported as exc:
-        return blank_row(impl, device, dtype_name, t, config, status=f"unsupported: {exc}")
+        mode = getattr(call, "mode", None)  # FlexAttention: compiled, or eager and why
+        return blank_row(impl, device, dtype_name, t, config, status=f"unsupported: {exc}", mode=mode)
     except Exception as exc:
         if not is_oom(exc):
             raise
@@ -222,7 +225,7 @@ def measure(impl: str, case: Case, config: BenchConfig, dtype_name: str) -> Resu
         free(device, collect=True)
         return blank_row(impl, device, dtype_name, t, config, status="oom")
     p20, median, p80 = (float(x) for x in np.percentile(times, [20, 50, 80]))
-    flops = attention_flops(config.batch, config.heads, t, t, config.head_dim, config.causal)
+    flops = rule_flops(config.batch, config.heads, t, config.head_dim, config.rule)
     if impl == "mha":
         flops += mha_projection_flops(config.batch, t, config.heads * config.head_dim)
     tflops = flops / (median * 1e-3) / 1e12 if median > 0 else None
@@ -238,4 +241,5 @@ def measure(impl: str, case: Case, config: BenchConfig, dtype_name: str) -> Resu
         tflops=_finite(tflops),
         peak_mem_bytes=peak,
         max_abs_err=err,
+        mode=getattr(call, "mode", None),
     )

@@ -10,6 +10,12 @@ rows whose memory estimate (`estimated_peak_bytes`) passes what the device holds
 dtype the device cannot run (`unsupported: why`), and, while the sum passes the budget, the costliest rows
 (`unsupported: left out by the record plan ...`). A point whose reference would take longer than
 `REFERENCE_MAX_S` runs without the error check (max_abs_err None). `env.plan` in the results names all this.
+
+Masks and grouped heads (contract 15): SDPA given a dense mask (a window, packed documents) cannot skip what the
+mask blocks, so it pays the full T^2 and reads the mask; compiled FlexAttention computes only the blocks the rule
+touches (its allowed pairs plus a block's width along each edge) at a share of a fused kernel's rate, and pays
+`FLEX_COMPILE_S` once per config (its first T: the compile is dynamic in T, `attnlab.bench.flex`).
+Eager FlexAttention is costed like the math path. Grouped key/value heads change no FLOPs.
 """
 
 from __future__ import annotations
@@ -33,6 +39,10 @@ MATH_PASSES = 6  # the math backend: scores, softmax in float32, weights read by
 TILE_LAUNCHES = 22  # kernels attnlab's tiled path launches per tile (slices, matmuls, online softmax)
 TILE_PASSES = 6  # float32 tile reads and writes of the online softmax (scores, exp, sums, rescaling)
 ROW_OVERHEAD_S = 0.05  # per row: allocator release, profiler or CUDA bookkeeping, Python
+FLEX_EFFICIENCY = 0.8  # compiled FlexAttention's rate as a share of a fused kernel's (PyTorch's blog: ~85-90 % of FA2)
+FLEX_BLOCK = 128  # FlexAttention's block: a rule's edges cost up to a block's width of extra pairs per query
+FLEX_PASSES = 8  # eager FlexAttention: scores, the mask, softmax in float32, weights, all as T x T passes
+FLEX_COMPILE_S = {"cuda": 30.0, "cpu": 20.0}  # one torch.compile of FlexAttention: dynamo, inductor, the kernel
 FIRST_CALL_S = 0.5  # on a GPU, sdpa and sdpa-cudnn may build a cuDNN graph for each new shape on the first call
 RANDN_PER_S = 1e8  # CPU normal draws per second for the inputs (seeded on the CPU for every device)
 REFERENCE_MAX_S = 3.0  # a point whose float64 reference would take longer runs unchecked
@@ -96,8 +106,22 @@ def describe(device: torch.device) -> DeviceSpec:
 
 
 def linear(impl: str, spec: DeviceSpec) -> bool:
-    """Whether an implementation holds O(T) memory here: the tiled path, and on a GPU every fused kernel."""
-    return impl == "tiled" or (spec.kind == "cuda" and impl in FUSED and impl != "sdpa-math")
+    """Whether an implementation holds O(T) memory here: the tiled path, and on a GPU every fused kernel and flex."""
+    return impl == "tiled" or (spec.kind == "cuda" and (impl in FUSED or impl == "flex") and impl != "sdpa-math")
+
+
+def flex_compiled(spec: DeviceSpec, config: BenchConfig) -> bool:
+    """Whether the plan counts FlexAttention as compiled: asked for, and on CUDA (on a CPU it may lack a compiler)."""
+    return config.flex_compile and spec.kind == "cuda"
+
+
+def touched_pairs(config: BenchConfig, t: int) -> int:
+    """The (query, key) pairs compiled FlexAttention computes: the allowed ones plus the partial blocks on the edges."""
+    rule = config.rule
+    if rule.kind == "full":
+        return t * t
+    edges = 2 if rule.kind == "window" else 1  # a window has a lower edge too; documents' edges lie on the diagonal
+    return min(t * t, rule.pairs(t) + edges * t * min(FLEX_BLOCK, t))
 
 
 def _item(dtype: str) -> int:
@@ -110,14 +134,22 @@ def call_seconds(impl: str, spec: DeviceSpec, config: BenchConfig, dtype: str, t
     b, h, d = config.batch, config.heads, config.head_dim
     peak, bandwidth = spec.tflops[dtype] * 1e12, spec.bandwidth_gbs * 1e9
     cells = b * h * t * t  # one T x T matrix
+    dense = config.rule.dense_needed  # a dense bool mask: read by every head, and nothing it blocks is skipped
+    mask_s = cells / bandwidth if dense else 0.0
+    if impl == "flex" and flex_compiled(spec, config):
+        flops = 4.0 * b * h * d * touched_pairs(config, t) / (FLEX_EFFICIENCY * FUSED_EFFICIENCY * peak)
+        return max(flops, 4 * b * h * t * d * _item(dtype) / bandwidth) + 5 * spec.launch_s
     if impl in FUSED and impl != "sdpa-math":
         flops = attention_flops(b, h, t, t, d, config.causal)
-        return max(flops / (FUSED_EFFICIENCY * peak), 4 * b * h * t * d * _item(dtype) / bandwidth) + 5 * spec.launch_s
+        streams = 4 * b * h * t * d * _item(dtype) / bandwidth
+        return max(flops / (FUSED_EFFICIENCY * peak), streams) + mask_s + 5 * spec.launch_s
     full = attention_flops(b, h, t, t, d, False) / (MATMUL_EFFICIENCY * peak)  # the mask is applied, not skipped
+    if impl == "flex":  # eager: every score computed, then masked
+        return full + cells * 4 * FLEX_PASSES / bandwidth + 20 * spec.launch_s
     if impl == "sdpa-math":
-        return full + cells * 4 * MATH_PASSES / bandwidth + 10 * spec.launch_s
+        return full + cells * 4 * MATH_PASSES / bandwidth + mask_s + 10 * spec.launch_s
     if impl == "explicit":
-        return full + cells * _item(dtype) * EXPLICIT_PASSES / bandwidth + 12 * spec.launch_s
+        return full + cells * _item(dtype) * EXPLICIT_PASSES / bandwidth + mask_s + 12 * spec.launch_s
     n = math.ceil(t / config.tiled_block)  # query blocks, and key blocks
     tiles = n * (n + 1) // 2 if config.causal else n * n  # causal: the tiles past the diagonal are skipped
     share = 0.5 if config.causal else 1.0
@@ -142,9 +174,24 @@ def harness_calls(call_s: float, config: BenchConfig) -> int:
 
 def row_seconds(impl: str, spec: DeviceSpec, config: BenchConfig, dtype: str, t: int) -> float:
     """One row's estimated wall time."""
+    if impl == "sdpa-flash" and config.rule.dense_needed:  # the flash backend refuses a mask at its first call
+        return ROW_OVERHEAD_S
     call = call_seconds(impl, spec, config, dtype, t)
     first = FIRST_CALL_S if spec.kind == "cuda" and impl in ("sdpa", "sdpa-cudnn") else 0.0
     return harness_calls(call, config) * call + first + ROW_OVERHEAD_S
+
+
+def compile_seconds(spec: DeviceSpec) -> float:
+    """One torch.compile of FlexAttention on this kind of device."""
+    return FLEX_COMPILE_S.get(spec.kind, FLEX_COMPILE_S["cpu"])
+
+
+def _family(point: Point) -> tuple | None:
+    """What one FlexAttention compile serves (every T of a dtype, shape and rule), or None when nothing compiles."""
+    c = point.config
+    if "flex" not in point.measured or not c.flex_compile:
+        return None
+    return (point.dtype, c.batch, c.heads, c.kv_heads, c.head_dim, c.mask)
 
 
 def reference_seconds(spec: DeviceSpec, config: BenchConfig, t: int) -> float:
@@ -181,9 +228,19 @@ class Plan:
             c = p.config
             for impl, status in p.skip.items():
                 row = {"impl": impl, "dtype": p.dtype, "seq_len": p.seq_len, "head_dim": c.head_dim, "causal": c.causal}
+                row |= {"kv_heads": c.kv_heads, "mask": c.mask}
                 if status == "oom":
                     need = row_peak_bytes(
-                        impl, c.batch, c.heads, p.seq_len, p.dtype, c.head_dim, c.check, linear(impl, self.spec)
+                        impl,
+                        c.batch,
+                        c.heads,
+                        p.seq_len,
+                        p.dtype,
+                        c.head_dim,
+                        c.check,
+                        linear(impl, self.spec),
+                        kv_heads=c.kv_heads,
+                        mask=c.mask,
                     )
                     status += f": foreseen, needs about {format_bytes(need)}, {memory_note(self.spec)}"
                 out.append({**row, "why": status})
@@ -218,11 +275,20 @@ def make_plan(
                 cfg = config
                 if config.check and reference_seconds(spec, config, t) > REFERENCE_MAX_S:
                     cfg = replace(config, check=False)
-                    unchecked.append(f"{dtype} d={config.head_dim} causal={config.causal} T={t}")
+                    unchecked.append(f"{dtype} d={config.head_dim} mask={config.mask} kv={config.kv_heads} T={t}")
                 skip = {}
                 for impl in config.impls:
                     need = row_peak_bytes(
-                        impl, config.batch, config.heads, t, dtype, config.head_dim, cfg.check, linear(impl, spec)
+                        impl,
+                        config.batch,
+                        config.heads,
+                        t,
+                        dtype,
+                        config.head_dim,
+                        cfg.check,
+                        linear(impl, spec),
+                        kv_heads=config.kv_heads,
+                        mask=config.mask,
                     )
                     if dtype in unrunnable:
                         skip[impl] = f"unsupported: {unrunnable[dtype]}"
@@ -233,22 +299,41 @@ def make_plan(
     return _fit_budget(Plan(points, spec, 0.0, budget_s, unchecked), spec, costs)
 
 
+def _total(plan: Plan, spec: DeviceSpec, costs: list[dict[str, float]]) -> float:
+    """The whole estimate: every point with the rows it still measures, and one compile per FlexAttention family."""
+    rows = sum(_point_cost(p, spec, c) for p, c in zip(plan.points, costs, strict=True))
+    families = {f for f in map(_family, plan.points) if f is not None}
+    return rows + len(families) * compile_seconds(spec)
+
+
+def _marginal(plan: Plan, n: int, impl: str, spec: DeviceSpec, cost: float) -> float:
+    """What leaving one row out saves: the row, and its family's compile when it is the last flex row measured."""
+    family = _family(plan.points[n]) if impl == "flex" else None
+    if family is None:
+        return cost
+    alone = sum(_family(p) == family for p in plan.points) == 1
+    return cost + compile_seconds(spec) if alone else cost
+
+
 def _fit_budget(plan: Plan, spec: DeviceSpec, costs: list[dict[str, float]]) -> Plan:
-    """Leave out the costliest measured rows until the whole estimate fits the budget."""
-    total = sum(_point_cost(p, spec, c) for p, c in zip(plan.points, costs, strict=True))
+    """Leave out the costliest measured rows (a compile counted with the last row it serves) until the estimate fits."""
+    total = _total(plan, spec, costs)
     while total > plan.budget_s:
-        candidates = [(c[i], n, i) for n, (p, c) in enumerate(zip(plan.points, costs, strict=True)) for i in p.measured]
+        candidates = [
+            (_marginal(plan, n, i, spec, c[i]), n, i)
+            for n, (p, c) in enumerate(zip(plan.points, costs, strict=True))
+            for i in p.measured
+        ]
         if not candidates:
             break
         cost, n, impl = max(candidates)
         point = plan.points[n]
-        before = _point_cost(point, spec, costs[n])
         why = (
             f"unsupported: left out by the record plan: about {cost:.0f} s on {spec.name} "
             f"would pass the {plan.budget_s:.0f} s budget (--budget-s raises it)"
         )
         plan.points[n] = replace(point, skip={**point.skip, impl: why})
-        total -= before - _point_cost(plan.points[n], spec, costs[n])
+        total = _total(plan, spec, costs)
     plan.estimate_s = total
     return plan
 

@@ -3,9 +3,14 @@
 `python -m attnlab.bench --preset record --out FILE` runs float16, bfloat16 and float32 x head dim 64 and 128 x
 causal and not x T from 512 to 16384 x every SDPA backend forced in turn, `sdpa` free, and attnlab's explicit
 and tiled paths, at a width H x d of 2048 (FlashAttention's benchmark setting: 32 heads of 64, 16 of 128).
+Contract 15's rows follow (`Extra`), in bfloat16 at head dim 128 (16 heads, Llama's head size): a sliding
+window of 4096 for FlexAttention and SDPA (given the dense mask), grouped-query attention with 8 query heads per
+key/value head (2 of them) for FlexAttention and SDPA (`enable_gqa`), and FlexAttention causal with every head
+its own keys, so time and key/value memory can be read against the number of key/value heads.
 `attnlab.bench.plan` leaves out what would not fit the device's memory or the time budget (480 s of
 estimated work, so the whole run stays within 10 minutes on one H100), and every left-out row is still
-written, with its status. `--dry-run` runs the same code at tiny sizes (on the CPU unless a device is named).
+written, with its status. `--dry-run` runs the same code at tiny sizes (on the CPU unless a device is named),
+with FlexAttention eager: a compile would take longer than the whole dry run.
 """
 
 from __future__ import annotations
@@ -28,6 +33,18 @@ from attnlab.bench.plan import Plan, describe, make_plan, memory_note
 from attnlab.bench.sweep import build_case, iter_points, torch_threads
 
 RECORD_IMPLS = ("explicit", "tiled", "sdpa", "sdpa-math", "sdpa-flash", "sdpa-efficient", "sdpa-cudnn")
+MODERN_IMPLS = ("flex", "sdpa", "sdpa-math", "sdpa-flash", "sdpa-efficient", "sdpa-cudnn")
+
+
+@dataclass(frozen=True)
+class Extra:
+    """Rows beyond the headline grid (contract 15): one mask rule and key/value grouping, over the grid's T."""
+
+    mask: str  # a rule: causal, window:W, documents:N
+    group: int  # query heads per key/value head
+    impls: tuple[str, ...]
+    dtypes: tuple[str, ...]
+    head_dims: tuple[int, ...]
 
 
 @dataclass(frozen=True)
@@ -45,26 +62,39 @@ class Grid:
     timing: dict = field(default_factory=dict)  # warmup, min_reps, max_reps, min_time_s, max_time_s
     impls: tuple[str, ...] = RECORD_IMPLS
     masks: tuple[bool, ...] = (False, True)
+    extras: tuple[Extra, ...] = ()
+    flex_compile: bool = True  # compile FlexAttention where the device can
 
     def configs(self, device: str, seed: int = 0) -> list[BenchConfig]:
-        """One BenchConfig per (head dim, mask): each holds every dtype, T and implementation."""
-        return [
+        """One BenchConfig per (head dim, mask), then one per extra's head dim: each holds every dtype, T and impl."""
+        common = dict(device=device, seq_lens=self.seq_lens, batch=self.batch, seed=seed, tiled_block=self.tiled_block)
+        common |= dict(flex_compile=self.flex_compile, **self.timing)
+        main = [
             BenchConfig(
-                device=device,
                 dtypes=self.dtypes,
-                seq_lens=self.seq_lens,
                 heads=self.width // d,
                 head_dim=d,
-                batch=self.batch,
                 causal=causal,
                 impls=self.impls,
-                seed=seed,
-                tiled_block=self.tiled_block,
-                **self.timing,
+                **common,
             )
             for d in self.head_dims
             for causal in self.masks
         ]
+        extra = [
+            BenchConfig(
+                dtypes=x.dtypes,
+                heads=self.width // d,
+                head_dim=d,
+                kv_heads=self.width // d // x.group,
+                mask=x.mask,
+                impls=x.impls,
+                **common,
+            )
+            for x in self.extras
+            for d in x.head_dims
+        ]
+        return main + extra
 
 
 RECORD = Grid(
@@ -77,6 +107,11 @@ RECORD = Grid(
     budget_s=480.0,
     check_point=("bfloat16", 128, 4096),
     timing=dict(warmup=3, min_reps=5, max_reps=100, min_time_s=0.1, max_time_s=1.0),
+    extras=(
+        Extra("window:4096", 1, MODERN_IMPLS, ("bfloat16",), (128,)),
+        Extra("causal", 8, MODERN_IMPLS, ("bfloat16",), (128,)),
+        Extra("causal", 1, ("flex",), ("bfloat16",), (128,)),  # beside the grid's SDPA rows at 16 key/value heads
+    ),
 )
 DRY_RUN = Grid(
     dtypes=RECORD.dtypes,
@@ -88,6 +123,12 @@ DRY_RUN = Grid(
     budget_s=50.0,
     check_point=("float32", 16, 32),
     timing=dict(warmup=1, min_reps=2, max_reps=3, min_time_s=0.0, max_time_s=0.05),
+    extras=(
+        Extra("window:8", 1, MODERN_IMPLS, ("bfloat16",), (16,)),
+        Extra("causal", 2, MODERN_IMPLS, ("bfloat16",), (16,)),
+        Extra("causal", 1, ("flex",), ("bfloat16",), (16,)),
+    ),
+    flex_compile=False,
 )
 
 
@@ -128,7 +169,8 @@ def check_config(grid: Grid, configs: list[BenchConfig], skip: dict[str, str]) -
     dtype, head_dim, t = grid.check_point
     if dtype in skip:
         dtype = next((d for d in grid.dtypes if d not in skip), dtype)
-    config = next((c for c in configs if c.head_dim == head_dim and not c.causal), configs[0])
+    plain = [c for c in configs if c.mask == "full" and c.kv_heads == c.heads]
+    config = next((c for c in plain if c.head_dim == head_dim), configs[0])
     return config, dtype, t
 
 

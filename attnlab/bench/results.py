@@ -5,9 +5,11 @@
 counted before json.loads builds anything (repeated keys, depth and giant integers refused), then the
 schema: an env whose torch, device name and date are short plain text (the date ISO 8601) and whose
 peaks are finite positive numbers, and at most MAX_RESULTS_ROWS rows of contract 3, every number finite
-and non-negative, timings ordered, known implementations and dtypes. Only what the page uses is kept:
-the returned env holds the checked keys and nothing else. Every refusal is a ResultsError whose `reason`
-names `bench_errors.<reason>` in each language; nothing else gets out.
+and non-negative, timings ordered, known implementations and dtypes; contract 15's `kv_heads` (a divisor of
+heads) and `mask` (a rule that agrees with `causal`) and flex's `mode` are checked when a row has them, and a
+row without them (a file recorded before) reads as every head its own keys and the mask its `causal` says.
+Only what the page uses is kept: the returned env holds the checked keys and nothing else. Every refusal is a
+ResultsError whose `reason` names `bench_errors.<reason>` in each language; nothing else gets out.
 """
 
 from __future__ import annotations
@@ -167,7 +169,7 @@ def _rows(rows: object) -> list[ResultRow]:
         if problem is not None:
             reason, fields = problem
             raise ResultsError(f"row_{reason}", index=index, **fields)
-        values = {key: row[key] for key in RESULT_KEYS}
+        values = {key: row.get(key) for key in RESULT_KEYS}  # contract 15's keys may be absent (older files)
         if values["peak_mem_bytes"] is not None:
             values["peak_mem_bytes"] = int(values["peak_mem_bytes"])
         out.append(ResultRow.from_dict(values))

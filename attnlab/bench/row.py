@@ -1,7 +1,9 @@
 """One benchmark result row, typed: the schema of DESIGN contract 3 defined once, with its checks.
 
 The sweep makes `ResultRow`s, the CLI and the page write them with `to_dict()` (keys in contract
-order), recorded files come back through `from_dict()`, and figures and tables read their fields.
+order, then contract 15's `kv_heads` and `mask`, then `mode`: how FlexAttention ran), recorded files come
+back through `from_dict()`, and figures and tables read their fields. Files written before contract 15
+have no `kv_heads`, `mask` or `mode`: a row read from one gets kv_heads = heads and the mask its `causal` says.
 """
 
 from __future__ import annotations
@@ -10,9 +12,12 @@ import math
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
+from attnlab.bench.maskrule import SPEC, rule_of
+
 STATUSES = ("ok", "oom")  # plus "unsupported: <PyTorch's reason>"
 INT_FIELDS = ("batch", "heads", "seq_len", "head_dim")
 NUMBER_FIELDS = ("median_ms", "p20_ms", "p80_ms", "tflops", "peak_mem_bytes", "max_abs_err")
+MODES = ("compiled", "eager")  # plus "eager: <why a compile was not used>"
 
 
 @dataclass(frozen=True)
@@ -34,6 +39,15 @@ class ResultRow:
     peak_mem_bytes: int | None = None
     max_abs_err: float | None = None
     status: str = "ok"
+    kv_heads: int | None = None  # key/value heads (None when built: heads)
+    mask: str | None = None  # full | causal | window:W | documents:N (None when built: from `causal`)
+    mode: str | None = None  # flex only: compiled, eager, or "eager: why"; None for every other implementation
+
+    def __post_init__(self) -> None:
+        if self.kv_heads is None:
+            object.__setattr__(self, "kv_heads", self.heads)
+        if self.mask is None:
+            object.__setattr__(self, "mask", "causal" if self.causal else "full")
 
     @property
     def ok(self) -> bool:
@@ -51,11 +65,13 @@ class ResultRow:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ResultRow:
-        """A row read back from JSON (call `row_problem` first: this trusts its input)."""
-        return cls(**{key: data[key] for key in RESULT_KEYS})
+        """A row read back from JSON (call `row_problem` first: this trusts its input; new keys may be absent)."""
+        return cls(**{key: data[key] for key in REQUIRED_KEYS}, **{key: data.get(key) for key in OPTIONAL_KEYS})
 
 
 RESULT_KEYS: tuple[str, ...] = tuple(f.name for f in fields(ResultRow))
+OPTIONAL_KEYS = ("kv_heads", "mask", "mode")  # contract 15's fields and flex's mode: files before them lack them
+REQUIRED_KEYS = tuple(k for k in RESULT_KEYS if k not in OPTIONAL_KEYS)  # contract 3's row
 
 
 def _is_num(x: object) -> bool:
@@ -72,7 +88,7 @@ def row_problem(
     """
     if not isinstance(data, dict):
         return "not_object", {}
-    missing = [k for k in RESULT_KEYS if k not in data]
+    missing = [k for k in REQUIRED_KEYS if k not in data]
     if missing:
         return "missing", {"keys": ", ".join(missing)}
     status = data["status"]
@@ -109,4 +125,29 @@ def row_problem(
         return "order", {"p20": timings[0], "median": timings[1], "p80": timings[2]}
     if status != "ok" and any(data[k] is not None for k in NUMBER_FIELDS):
         return "numbers_not_ok", {"status": status}
+    return _modern_problem(data, max_status)
+
+
+def _modern_problem(data: dict, max_status: int) -> tuple[str, dict] | None:
+    """Contract 15's fields when present: kv_heads divides heads, a mask rule that agrees with `causal`, flex's mode."""
+    kv = data.get("kv_heads")
+    if kv is not None and (type(kv) is not int or not 1 <= kv <= data["heads"] or data["heads"] % kv):
+        return "kv_heads", {"value": kv, "heads": data["heads"]}
+    mask = data.get("mask")
+    if mask is not None:
+        if not isinstance(mask, str) or len(mask) > 40 or SPEC.fullmatch(mask) is None:
+            return "mask", {"value": mask}
+        try:
+            rule = rule_of(mask)
+            rule.check(data["seq_len"])
+        except ValueError:
+            return "mask", {"value": mask}
+        if rule.causal != data["causal"]:
+            return "mask_causal", {"value": mask, "causal": data["causal"]}
+    mode = data.get("mode")
+    if mode is not None:
+        if not isinstance(mode, str) or not (mode in MODES or mode.startswith("eager: ")):
+            return "mode", {"value": mode}
+        if len(mode) > max_status:
+            return "text_long", {"field": "mode", "cap": max_status}
     return None

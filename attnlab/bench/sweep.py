@@ -17,11 +17,11 @@ from attnlab.bench.row import ResultRow
 
 
 def build_case(device: torch.device, dtype_name: str, t: int, config: BenchConfig) -> Case:
-    """Seeded (B, H, T, d) inputs on the device, rounded to the dtype once."""
+    """Seeded inputs on the device, rounded to the dtype once: q (B, H, T, d), k and v (B, H_kv, T, d)."""
     gen = torch.Generator(device="cpu").manual_seed(config.seed + t)
-    shape = (config.batch, config.heads, t, config.head_dim)
-    q, k, v = (torch.randn(shape, generator=gen).to(device, as_dtype(dtype_name)) for _ in range(3))
-    return Case(device, as_dtype(dtype_name), config.causal, q, k, v, config.check)
+    shapes = [(config.batch, h, t, config.head_dim) for h in (config.heads, config.kv_heads, config.kv_heads)]
+    q, k, v = (torch.randn(shape, generator=gen).to(device, as_dtype(dtype_name)) for shape in shapes)
+    return Case(device, as_dtype(dtype_name), config.causal, q, k, v, config.check, config.rule)
 
 
 def _trybuild_case(device: torch.device, dtype_name: str, t: int, config: BenchConfig) -> Case | None:

@@ -47,7 +47,7 @@ FAST = {"warmup": 1, "min_reps": 2, "max_reps": 3, "min_time_s": 0.0}
 
 def tiny(**kw) -> BenchConfig:
     """A sweep small enough to run in well under a second per row on a shared CPU."""
-    base = {"device": "cpu", "seq_lens": (16,), "heads": 2, "head_dim": 8, "batch": 1, **FAST}
+    base = {"device": "cpu", "seq_lens": (16,), "heads": 2, "head_dim": 8, "batch": 1, "flex_compile": False, **FAST}
     return BenchConfig(**{**base, **kw})
 
 
@@ -73,7 +73,7 @@ def check_schema(doc: dict) -> None:
 def test_cli_writes_the_contract_schema_on_cpu(tmp_path, capsys):
     out = tmp_path / "r.json"
     argv = ["--device", "cpu", "--dtype", "float32,float64", "--seq-lens", "8,24", "--heads", "2"]
-    argv += ["--head-dim", "4", "--batch", "2", "--causal", "--out", str(out), *FAST_ARGS]
+    argv += ["--head-dim", "4", "--batch", "2", "--causal", "--flex-eager", "--out", str(out), *FAST_ARGS]
     assert cli.main(argv) == 0
     doc = json.loads(out.read_text())
     check_schema(doc)
@@ -82,8 +82,10 @@ def test_cli_writes_the_contract_schema_on_cpu(tmp_path, capsys):
         (d, t) for d in ("float32", "float64") for t in (8, 24)
     }
     assert all(r["causal"] and r["batch"] == 2 and r["device"] == "cpu" for r in doc["results"])
-    rows = [r for r in doc["results"] if r["impl"] == "explicit"]
+    rows = [r for r in doc["results"] if r["impl"] in ("explicit", "flex")]
     assert all(r["status"] == "ok" and r["max_abs_err"] < 1e-5 for r in rows)
+    assert all(r["mask"] == "causal" and r["kv_heads"] == 2 for r in doc["results"])
+    assert {r["mode"] for r in rows} == {None, "eager"}  # flex says how it ran; the others have no mode
     assert "median ms" in capsys.readouterr().err  # the summary table
 
 
@@ -133,7 +135,7 @@ def test_statuses_ok_and_unsupported_on_cpu():
     doc = run_benchmark(tiny(dtypes=("float32",)))
     check_schema(doc)
     rows = by_impl(doc)
-    for impl in ("explicit", "tiled", "sdpa", "sdpa-math", "sdpa-flash", "mha"):
+    for impl in ("explicit", "tiled", "sdpa", "sdpa-math", "sdpa-flash", "flex", "mha"):
         row = rows[impl]
         assert row["status"] == "ok", row
         assert row["p20_ms"] <= row["median_ms"] <= row["p80_ms"]

@@ -16,13 +16,14 @@ from attnlab.bench import record
 from attnlab.bench.config import BenchConfig
 from attnlab.bench.measure import time_call
 from attnlab.bench.plan import DeviceSpec, gpu_spec, harness_calls, make_plan
-from attnlab.bench.record import DRY_RUN, RECORD, RECORD_IMPLS
+from attnlab.bench.record import DRY_RUN, MODERN_IMPLS, RECORD, RECORD_IMPLS
 from attnlab.bench.results import load_results
 from attnlab.bench.row import RESULT_KEYS
 
 H100 = gpu_spec("NVIDIA H100 80GB HBM3", 80 * 2**30)
 T4 = gpu_spec("Tesla T4", 15 * 2**30)
-GRID_ROWS = 3 * 2 * 2 * 6 * len(RECORD_IMPLS)  # dtypes x head dims x masks x T x implementations
+EXTRA_ROWS = 6 * (len(MODERN_IMPLS) * 2 + 1)  # T x (window and grouped rows for flex and SDPA, flex at kv = H)
+GRID_ROWS = 3 * 2 * 2 * 6 * len(RECORD_IMPLS) + EXTRA_ROWS  # dtypes x head dims x masks x T x implementations
 
 
 def plan_for(spec: DeviceSpec, **kw):
@@ -31,10 +32,20 @@ def plan_for(spec: DeviceSpec, **kw):
 
 def test_the_record_grid_is_the_headline_sweep():
     configs = RECORD.configs("cuda")
-    assert {(c.head_dim, c.causal) for c in configs} == {(64, False), (64, True), (128, False), (128, True)}
-    assert all(c.dtypes == ("float16", "bfloat16", "float32") and max(c.seq_lens) == 16384 for c in configs)
-    assert all(c.heads * c.head_dim == 2048 for c in configs)
+    main, extra = configs[:4], configs[4:]
+    assert {(c.head_dim, c.causal) for c in main} == {(64, False), (64, True), (128, False), (128, True)}
+    assert all(c.dtypes == ("float16", "bfloat16", "float32") and max(c.seq_lens) == 16384 for c in main)
+    assert all(c.heads * c.head_dim == 2048 and c.flex_compile for c in configs)
+    assert all(c.kv_heads == c.heads and c.mask in ("full", "causal") for c in main)
     assert set(RECORD_IMPLS) >= {"explicit", "tiled", "sdpa-math", "sdpa-flash", "sdpa-efficient", "sdpa-cudnn"}
+    # contract 15: a 4096 window and 8 query heads per key/value head, for flex and SDPA, in bfloat16 at d = 128
+    assert {(c.mask, c.heads // c.kv_heads, c.impls) for c in extra} == {
+        ("window:4096", 1, MODERN_IMPLS),
+        ("causal", 8, MODERN_IMPLS),
+        ("causal", 1, ("flex",)),  # flex at every head its own keys, beside the grid's SDPA rows
+    }
+    assert all(c.dtypes == ("bfloat16",) and c.head_dim == 128 and c.seq_lens == RECORD.seq_lens for c in extra)
+    assert {"flex", "sdpa", "sdpa-efficient", "sdpa-cudnn"} <= set(MODERN_IMPLS)
 
 
 def test_on_an_h100_the_plan_keeps_every_fused_row_and_fits_the_budget():
@@ -47,6 +58,34 @@ def test_on_an_h100_the_plan_keeps_every_fused_row_and_fits_the_budget():
     assert ("bfloat16", 128, 16384) in measured and not plan.unchecked
     explicit = {(p.dtype, p.seq_len) for p in plan.points if "explicit" in p.measured}
     assert ("float16", 4096) in explicit and ("float32", 16384) not in explicit
+    modern = [(p, i) for p in plan.points if p.config.mask == "window:4096" or p.config.kv_heads == 2 for i in p.impls]
+    assert len(modern) == 6 * 2 * len(MODERN_IMPLS) and all(i in p.measured for p, i in modern)  # every one, to 16k
+    assert plan.estimate_s >= 3 * planning.FLEX_COMPILE_S["cuda"]  # three flex compiles counted: window, 2 and 16 kv
+
+
+def test_the_plan_counts_one_flex_compile_per_family_and_never_loses_it():
+    one = BenchConfig(device="cuda", dtypes=("bfloat16",), seq_lens=(512, 1024), heads=16, head_dim=128,
+                      mask="window:256", impls=("flex",))  # fmt: skip
+    other = replace(one, mask="causal")
+    compile_s = planning.FLEX_COMPILE_S["cuda"]
+    alone = make_plan([one], H100, 600.0).estimate_s
+    assert compile_s < alone < compile_s + 1.0  # one compile serves both lengths; the rows themselves are quick
+    assert make_plan([one, other], H100, 600.0).estimate_s == pytest.approx(2 * alone, rel=0.01)  # two families
+    tight = make_plan([one], H100, compile_s - 1.0)  # no room for the compile: no flex row may stay without it
+    assert not any("flex" in p.measured for p in tight.points) and tight.estimate_s == 0.0
+
+
+def test_sdpa_given_a_dense_mask_is_costed_whole_and_flex_only_the_blocks_it_touches():
+    kw = dict(device="cuda", dtypes=("bfloat16",), heads=16, head_dim=128, batch=2)
+    window = BenchConfig(mask="window:4096", **kw)
+    full = BenchConfig(**kw)
+    t = 16384
+    assert planning.call_seconds("sdpa-efficient", H100, window, "bfloat16", t) > planning.call_seconds(
+        "sdpa-efficient", H100, full, "bfloat16", t
+    )  # the full T^2, and the mask read on top
+    assert planning.call_seconds("flex", H100, window, "bfloat16", t) < 0.5 * planning.call_seconds(
+        "flex", H100, full, "bfloat16", t
+    )  # a 4096 window keeps under half of 16k x 16k
 
 
 def test_on_a_t4_the_sweep_shrinks_and_says_why():
@@ -99,13 +138,18 @@ def test_the_dry_run_writes_the_whole_grid_through_the_cli(tmp_path, capsys):
     assert env["device"] == "cpu" and env["preset"]["dry_run"] and env["preset"]["name"] == "record"
     assert env["cpu_threads"] == 1 and {"torch", "cuda", "date", "device_name", "peak_tflops"} <= set(env)
     assert 0.0 <= env["machine_load"]["other_busy_cores"] <= env["machine_load"]["cores"]  # how busy, around the sweep
-    want = {(d, h, c, t, i) for d in DRY_RUN.dtypes for h in DRY_RUN.head_dims for c in (False, True)
-            for t in DRY_RUN.seq_lens for i in RECORD_IMPLS}  # fmt: skip
-    assert {(r["dtype"], r["head_dim"], r["causal"], r["seq_len"], r["impl"]) for r in rows} == want
-    assert len(rows) == len(want) and all(list(r) == list(RESULT_KEYS) for r in rows)
+    want = {(d, h, h and "causal" if c else "full", 32 // h, t, i) for d in DRY_RUN.dtypes for h in DRY_RUN.head_dims
+            for c in (False, True) for t in DRY_RUN.seq_lens for i in RECORD_IMPLS}  # fmt: skip
+    want |= {("bfloat16", 16, x.mask, 2 // x.group, t, i) for x in DRY_RUN.extras for t in DRY_RUN.seq_lens
+             for i in x.impls}  # fmt: skip
+    got = {(r["dtype"], r["head_dim"], r["mask"], r["kv_heads"], r["seq_len"], r["impl"]) for r in rows}
+    assert got == want and len(rows) == len(want) and all(list(r) == list(RESULT_KEYS) for r in rows)
     ok = [r for r in rows if r["status"] == "ok"]
-    assert {r["impl"] for r in ok} >= {"explicit", "tiled", "sdpa", "sdpa-math"}
+    assert {r["impl"] for r in ok} >= {"explicit", "tiled", "sdpa", "sdpa-math", "flex"}
     assert all(r["median_ms"] > 0 and r["max_abs_err"] is not None for r in ok)
+    flex = [r for r in rows if r["impl"] == "flex"]
+    assert flex and all(r["status"] == "ok" and r["mode"] == "eager" for r in flex)  # a dry run never compiles
+    assert {r["mask"] for r in flex} == {"window:8", "causal"} and {r["kv_heads"] for r in flex} == {1, 2}
     check = env["timer_check"]
     assert check["attnlab_ms"] > 0 and check["torch_benchmark_ms"] > 0
     assert check["ratio"] == pytest.approx(check["attnlab_ms"] / check["torch_benchmark_ms"])

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from attnlab.bench.config import IMPLS
 from attnlab.bench.results import RecordedRun, ResultsError, load_results, validate_document
-from attnlab.bench.row import RESULT_KEYS
+from attnlab.bench.row import NUMBER_FIELDS, RESULT_KEYS
 from attnlab.limits import MAX_RESULTS_FILE_BYTES, MAX_RESULTS_ROWS, MAX_RESULTS_TEXT_CHARS
 from attnlab.ui.app.i18n import LANGS, catalog
 
@@ -27,7 +27,8 @@ ENV = {"torch": "2.13.0+cu128", "device_name": "NVIDIA H100 80GB HBM3", "date": 
 ROW = {"impl": "sdpa-flash", "device": "cuda", "dtype": "bfloat16", "batch": 2, "heads": 16, "seq_len": 4096,
        "head_dim": 128, "causal": False, "median_ms": 0.5, "p20_ms": 0.49, "p80_ms": 0.52, "tflops": 549.7,
        "peak_mem_bytes": 1 << 20, "max_abs_err": 0.004, "status": "ok"}  # fmt: skip
-NOT_RUN = {**ROW, **dict.fromkeys(RESULT_KEYS[8:-1]), "impl": "explicit", "status": "oom"}
+NOT_RUN = {**ROW, **dict.fromkeys(NUMBER_FIELDS), "impl": "explicit", "status": "oom"}
+READ_BACK = {"kv_heads": 16, "mask": "full", "mode": None}  # what a row of a file before contract 15 reads as
 
 
 def doc(env: dict | None = None, rows: list | None = None, **top) -> dict:
@@ -90,7 +91,7 @@ def test_a_good_file_is_read_and_only_checked_fields_are_kept():
     )
     assert run.env["peak_tflops"] == {"bfloat16": 989.4} and run.env["timer_ratio"] == 1.02
     assert "plan" not in run.env and "config" not in run.env
-    assert [r.to_dict() for r in run.results] == [ROW, NOT_RUN]
+    assert [r.to_dict() for r in run.results] == [{**ROW, **READ_BACK}, {**NOT_RUN, **READ_BACK}]
     assert validate_document(doc()) == [] and validate_document(doc(rows=[])) != []
 
 
@@ -143,6 +144,18 @@ HOSTILE = [
     (raw(doc(rows=[{**ROW, "p20_ms": 0.0, "median_ms": 0.0}])), "row_no_timing"),
     (raw(doc(rows=[{**ROW, "p20_ms": 0.6}])), "row_order"),
     (raw(doc(rows=[{**NOT_RUN, "tflops": 3.0}])), "row_numbers_not_ok"),
+    (raw(doc(rows=[{**ROW, "kv_heads": 3}])), "row_kv_heads"),  # does not divide 16 heads
+    (raw(doc(rows=[{**ROW, "kv_heads": "2"}])), "row_kv_heads"),
+    (raw(doc(rows=[{**ROW, "kv_heads": 32}])), "row_kv_heads"),
+    (raw(doc(rows=[{**ROW, "mask": "sliding"}])), "row_mask"),
+    (raw(doc(rows=[{**ROW, "mask": "window:0"}])), "row_mask"),
+    (raw(doc(rows=[{**ROW, "mask": "window:" + "9" * 30}])), "row_mask"),
+    (raw(doc(rows=[{**ROW, "mask": "documents:3"}])), "row_mask"),  # 3 does not divide T = 4096
+    (raw(doc(rows=[{**ROW, "mask": ["causal"]}])), "row_mask"),
+    (raw(doc(rows=[{**ROW, "mask": "causal"}])), "row_mask_causal"),  # the row says causal is false
+    (raw(doc(rows=[{**ROW, "causal": True, "mask": "window:256"}])), "row_mask_causal"),
+    (raw(doc(rows=[{**ROW, "mode": "fast"}])), "row_mode"),
+    (raw(doc(rows=[{**ROW, "mode": "eager: " + "x" * 2000}])), "row_text_long"),
 ]
 
 
@@ -157,6 +170,18 @@ def test_a_million_rows_never_reach_the_parser():
     assert reason(million) == "too_big"
     small = b'{"env":' + raw(ENV) + b',"results":[' + b",".join([b"{}"] * 690_000) + b"]}"
     assert len(small) <= MAX_RESULTS_FILE_BYTES and reason(small) == "too_complex"  # counted before json.loads
+
+
+def test_contract_15_fields_are_read_and_older_rows_get_them_from_their_shape():
+    modern = {**ROW, "impl": "flex", "kv_heads": 2, "mask": "window:4096", "mode": "eager: no C++ compiler"}
+    causal = {**ROW, "causal": True, "kv_heads": None, "mask": "causal"}
+    run = load_results("new.json", raw(doc(rows=[modern, causal, ROW])))
+    assert [(r.kv_heads, r.mask, r.mode) for r in run.results] == [
+        (2, "window:4096", "eager: no C++ compiler"),
+        (16, "causal", None),
+        (16, "full", None),
+    ]
+    assert [r.to_dict() for r in run.results][0] == modern
 
 
 def test_a_written_results_file_passes_and_the_name_is_only_a_label():
