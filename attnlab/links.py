@@ -108,6 +108,8 @@ def _multihead() -> tuple[Param, ...]:
         int_param("cmp", 1, 1, MAX_D_MODEL),
         int_param("full_d", 512, 1, MAX_MULTIHEAD_FULL_D),
         int_param("full_h", 8, 1, MAX_MULTIHEAD_FULL_D),
+        int_param("gqa_h", 4, 1, MAX_D_MODEL),  # the MHA/GQA/MQA comparison's query heads: a divisor of d_model
+        int_param("gqa_kv", 2, 1, MAX_D_MODEL),  # its GQA column's key/value heads: a divisor of gqa_h
     )
 
 

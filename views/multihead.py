@@ -3,6 +3,7 @@
 import streamlit as st
 
 from attnlab.ui.app.i18n import t
+from attnlab.ui.pages.multihead.grouped import grouped_section
 from attnlab.ui.pages.multihead.sections import (
     PAGE,
     concat_section,
@@ -40,6 +41,7 @@ def main() -> None:
     run = dropout_section(result, shown)
     torch_section(run)
     full_size_section(len(result.tokens))
+    grouped_section(result, PAGE)
 
 
 main()

@@ -30,7 +30,7 @@ def test_default_page_in_both_languages(lang):
     assert_clean(at)
     title = {"en": "Multi-head attention, opened up", "zh": "拆开看多头注意力"}[lang]
     assert at.title[0].value == title
-    assert charts(at) == 12
+    assert charts(at) == 15  # 12, and the MHA/GQA/MQA section's three
     assert len(texts(at, "success")) == 2 and not texts(at, "error")  # fused check and nn.MultiheadAttention check
     assert at.query_params["p"] == "0" and at.query_params["cmp"] == "1" and at.query_params["lang"] == lang
 
@@ -44,7 +44,7 @@ def test_url_state_gives_the_same_dropout_numbers():
     info = " ".join(texts(at, "info"))
     assert f"set {run.zeroed} of 18 weights to 0" in info and "= 2" in info
     assert at.text_input(key="mh.p").value == "0.5"
-    assert charts(at) == 13  # the dropped weights join the page
+    assert charts(at) == 16  # the dropped weights join the page
     assert {k: at.query_params[k] for k in query} == query
 
 
@@ -83,7 +83,7 @@ def test_widgets_resplit_enlarge_and_dropout():
     assert at.query_params["cmp"] == "2" and at.query_params["p"] == "0.25"
     assert any("1/(1 − p) = 1.333" in s for s in texts(at, "info"))
     weights_chart = at.get("plotly_chart")
-    assert charts(at) == 13 and weights_chart
+    assert charts(at) == 16 and weights_chart
     assert "Head 3" in " ".join(str(c.proto.spec) for c in weights_chart)  # the enlarged head is titled
 
 

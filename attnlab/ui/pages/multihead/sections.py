@@ -268,5 +268,7 @@ def load() -> None:
     first = PAGE.load()
     PAGE.heads_must_divide("d_model", "cmp", first, d_state=lab.LAB)
     PAGE.heads_must_divide("full_d", "full_h", first)
+    PAGE.heads_must_divide("d_model", "gqa_h", first, d_state=lab.LAB)
+    PAGE.heads_must_divide("gqa_h", "gqa_kv", first)
     lab.LAB.show_problems()
     PAGE.show_problems()
