@@ -18,7 +18,7 @@ import plotly.offline
 
 from attnlab.figures import grid_figure, matrix_figure
 from attnlab.pipeline import LabConfig, LabResult
-from attnlab.stages import STEPS, Step, column_labels, head_breaks
+from attnlab.stages import STEPS, Step, column_labels, dims_of, head_breaks
 
 Translate = Callable[..., str]  # tr(key, **fields): the string for `key` in the pack's language
 
@@ -57,6 +57,31 @@ _FORMULAS = {
 }
 
 
+_RULES = {  # where M_ij = 0 under each rule beyond causal, in the rule's own numbers
+    "window": "i − {w} &lt; j ≤ i",
+    "sinks": "j ≤ i and (i − {w} &lt; j or j &lt; {s})",
+    "prefix": "j &lt; {p} or j ≤ i",
+    "documents": "doc(j) = doc(i) and j ≤ i",
+}
+
+
+def mask_html(result: LabResult, causal: bool) -> str:
+    """M for the run's rule (and ALiBi's bias B before it), as HTML text."""
+    rule = result.rule
+    kind = rule.kind if rule is not None else ("causal" if causal else "full")
+    if kind == "full":
+        mask = "M = 0"
+    elif kind == "causal":
+        mask = "M<sub>ij</sub> = 0 (j ≤ i), −∞ (j &gt; i)"
+    else:
+        allowed = _RULES[kind].format(w=rule.window, s=rule.sinks, p=rule.prefix)
+        mask = f"M<sub>ij</sub> = 0 ({allowed}), −∞ otherwise"
+    if result.steps.alibi is None:
+        return f"S″<sub>h</sub> = S′<sub>h</sub> + M,&ensp;{mask}"
+    bias = "B<sub>ij</sub> = −m<sub>h</sub>·|i − j|"
+    return f"S″<sub>h</sub> = S′<sub>h</sub> + B + M,&ensp;{bias},&ensp;{mask}"
+
+
 def formula_html(stage: Step, config: LabConfig, result: LabResult) -> str:
     """The stage's formula as HTML text (sub/sup tags and Unicode symbols), filled in for this state."""
     if stage.name == "x":
@@ -65,15 +90,16 @@ def formula_html(stage: Step, config: LabConfig, result: LabResult) -> str:
         scale = result.steps.heads.scale
         return _SCALED_FORMULA.format(scale=scale) if config.scaled else "S′<sub>h</sub> = S<sub>h</sub> × 1"
     if stage.name == "masked":
-        mask = "M<sub>ij</sub> = 0 (j ≤ i), −∞ (j &gt; i)" if config.causal else "M = 0"
-        return f"S″<sub>h</sub> = S′<sub>h</sub> + M,&ensp;{mask}"
+        return mask_html(result, config.causal)
+    if stage.name == "scores" and result.steps.rope is not None:
+        return "S<sub>ij</sub> = (R<sub>i</sub> q<sub>i</sub>) · (R<sub>j</sub> k<sub>j</sub>)"
     return _FORMULAS[stage.name]
 
 
 def shape_text(stage: Step, result: LabResult) -> str:
     """The stage's shape in symbols and in numbers: (H, T, T) = (2, 6, 6)."""
     numbers = tuple(stage.matrix(result).shape)
-    return f"({', '.join(stage.dims)}) = ({', '.join(map(str, numbers))})"
+    return f"({', '.join(dims_of(stage, result))}) = ({', '.join(map(str, numbers))})"
 
 
 def stage_figure(stage: Step, result: LabResult, tr: Translate):
@@ -90,7 +116,7 @@ def stage_figure(stage: Step, result: LabResult, tr: Translate):
     if stage.per_head:
         titles = [tr("lab.check_head", h=h + 1) for h in range(len(tensor))]
         return grid_figure(list(tensor), titles, tokens, cols, **kw)
-    breaks = head_breaks(result) if stage.head_blocks else []
+    breaks = head_breaks(result, stage) if stage.head_blocks else []
     return matrix_figure(tensor, tokens, cols, col_breaks=breaks, **kw)
 
 
@@ -115,7 +141,30 @@ def _settings_rows(config: LabConfig, result: LabResult, tr: Translate) -> list[
     ]
     if config.edits:
         rows.append((tr("present.pack.edits"), tr("lab.edited_cells", n=len(config.edits))))
-    return rows
+    return rows + _modern_rows(result, tr)
+
+
+def _modern_rows(result: LabResult, tr: Translate) -> list[tuple[str, str]]:
+    """The settings of contract 13 the run used, when any is on: key/value heads, RoPE, ALiBi, the mask's rule."""
+    used = result.config
+    if used is None or not used.modern:
+        return []
+    on_off = {True: tr("present.pack.on"), False: tr("present.pack.off")}
+    rule = result.rule
+    mask = tr(f"lab.mask_{rule.kind}")
+    numbers = {"window": ("window",), "sinks": ("window", "sinks"), "prefix": ("prefix",)}.get(rule.kind, ())
+    mask += "".join(f", {tr(f'lab.{name}')} = {getattr(rule, name)}" for name in numbers)
+    total = max(1, rule.mask.numel())
+    share = f"{rule.allowed / total:.0%}"
+    return [
+        (tr("lab.kv_heads"), str(used.n_kv_heads)),
+        (tr("lab.rope"), tr(f"lab.rope_{used.rope}")),
+        (tr("lab.alibi"), on_off[used.alibi]),
+        (
+            tr("lab.mask"),
+            f"{mask}. {tr('stages.rule_count', allowed=rule.allowed, total=total, share=share)}",
+        ),
+    ]
 
 
 def _section(stage: Step, config: LabConfig, result: LabResult, tr: Translate) -> str:

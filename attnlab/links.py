@@ -34,6 +34,7 @@ from attnlab.params import (
     Param,
     bool_param,
     choice_param,
+    dump_bool,
     int_param,
     list_param,
     text_param,
@@ -54,6 +55,8 @@ NEURON_PRESETS = ("lab", "thinking")
 BENCH_IMPLS = ["explicit", "tiled", "sdpa", "sdpa-math", "sdpa-flash"]  # the Benchmark page's first sweep
 BENCH_SEQ = [64, 128, 256, 512]
 BENCH_SEQ_OPTIONS: tuple[int, ...] = tuple(2**i for i in range(4, 15))  # 16 .. 16384
+BENCH_MASKS = ("full", "causal", "window", "documents")  # the Benchmark's mask rules (contract 15)
+BENCH_DOCS = (2, 4, 8, 16)  # packed documents: each divides every length the page offers
 
 
 def parse_pad(raw: str) -> list[int]:
@@ -74,7 +77,8 @@ def _app() -> tuple[Param, ...]:  # ui.app.state.APP's (kept there: the sidebar 
 
 
 def _lab() -> tuple[Param, ...]:
-    from attnlab.pipeline import LabConfig
+    from attnlab.masks import KINDS
+    from attnlab.pipeline import ROPES, LabConfig
 
     first = LabConfig()
     return (
@@ -86,7 +90,40 @@ def _lab() -> tuple[Param, ...]:
         choice_param("init", first.init, INITS),
         bool_param("pe", first.positions),
         int_param("head", 0, 1 - MAX_D_MODEL, MAX_D_MODEL),  # 0 or -g: a group of heads side by side; h: head h
+        int_param("kv_heads", first.heads, 1, MAX_D_MODEL),  # absent from a link: as many as heads (settle_lab)
+        choice_param("rope", first.rope, ROPES),
+        bool_param("alibi", first.alibi),
+        choice_param("mask", "full", KINDS),  # absent from a link: from `causal` (settle_lab)
+        int_param("window", first.window, 1, MAX_TOKENS),
+        int_param("sinks", first.sinks, 0, MAX_TOKENS),
+        int_param("prefix", first.prefix, 0, MAX_TOKENS),
     )
+
+
+def settle_lab(v: dict[str, Any], raw: dict[str, str]) -> list[Replaced]:
+    """The Playground's settings that hang together, once heads divide d_model (contract 13).
+
+    `mask` decides the mask; a link without one keeps contract 4's `causal` (true: mask=causal), and `causal` then
+    follows the mask (true for the rules that never show a later key). A `causal` the link's `mask` contradicts is
+    replaced and said. `kv_heads` absent means one per query head; one that does not divide `heads` becomes the
+    largest divisor below it.
+    """
+    from attnlab.pipeline import CAUSAL_MASKS, kv_divisor
+
+    out = []
+    if "mask" not in raw:
+        v["mask"] = "causal" if v["causal"] else "full"
+    causal = v["mask"] in CAUSAL_MASKS
+    if "mask" in raw and "causal" in raw and v["causal"] != causal:
+        out.append(Replaced("causal", raw["causal"], dump_bool(causal), "causal_vs_mask"))
+    v["causal"] = causal
+    if "kv_heads" not in raw:
+        v["kv_heads"] = v["heads"]
+    elif v["heads"] % v["kv_heads"]:
+        used = kv_divisor(v["heads"], v["kv_heads"])
+        out.append(Replaced("kv_heads", raw["kv_heads"], str(used), "kv_heads_not_dividing"))
+        v["kv_heads"] = used
+    return out
 
 
 def _whatif() -> tuple[Param, ...]:
@@ -195,9 +232,13 @@ def _bench() -> tuple[Param, ...]:  # the sweep's settings (which recorded file 
         int_param("heads", 4, 1, 64),
         int_param("head_dim", 64, 1, 256),
         int_param("batch", 1, 1, 16),
-        bool_param("causal", False),
+        bool_param("causal", False),  # older links: causal=true means mask=causal
         list_param("impls", BENCH_IMPLS, IMPLS),
         list_param("seq", BENCH_SEQ, BENCH_SEQ_OPTIONS),
+        choice_param("mask", "full", BENCH_MASKS),
+        int_param("window", 128, 1, BENCH_SEQ_OPTIONS[-1]),
+        choice_param("docs", 4, BENCH_DOCS),
+        list_param("kv_heads", [4], tuple(range(1, 65))),  # each a divisor of heads; the page's default is [heads]
     )
 
 

@@ -41,7 +41,7 @@ class Step:
 STEPS: tuple[Step, ...] = (
     Step(1, "x", False, "dims", False, "signed", ("T", "d_model"), lambda r: r.x),
     Step(2, "q", False, "dims", True, "signed", ("T", "d_model"), lambda r: r.steps.q),
-    Step(3, "k", False, "dims", True, "signed", ("T", "d_model"), lambda r: r.steps.k),
+    Step(3, "k", False, "dims", True, "signed", ("T", "d_model"), lambda r: r.steps.k),  # H_kv·d_k if heads share
     Step(4, "v", False, "dims", True, "signed", ("T", "d_model"), lambda r: r.steps.v),
     Step(5, "scores", True, "keys", False, "signed", ("H", "T", "T"), lambda r: r.steps.heads.scores),
     Step(6, "scaled", True, "keys", False, "signed", ("H", "T", "T"), lambda r: r.steps.heads.scaled),
@@ -71,15 +71,24 @@ def by_name(name: str) -> Step:
         raise KeyError(f"no stage {name!r}; the stages are {NAMES}") from None
 
 
+def dims_of(stage: Step, result: LabResult) -> tuple[str, ...]:
+    """The stage's shape in symbols for this run: K and V are (T, H_kv·d_k) when query heads share them."""
+    if stage.name in ("k", "v") and result.steps.n_kv_heads != result.steps.n_heads:
+        return ("T", "H_kv·d_k")
+    return stage.dims
+
+
 def dim_names(n: int) -> list[str]:
     """Names of n feature columns: d0, d1, ... (the Playground's axis labels)."""
     return [f"d{i}" for i in range(n)]
 
 
-def head_breaks(result: LabResult) -> list[int]:
-    """The d_model columns where a new head's block starts (none for one head)."""
+def head_breaks(result: LabResult, stage: Step | None = None) -> list[int]:
+    """The columns where a new head's block starts (none for one head): of d_model, or of the stage's own width
+    (K and V hold only the key/value heads when query heads share them)."""
     d_k = result.steps.d_k
-    return list(range(d_k, result.weights.d_model, d_k))
+    width = result.weights.d_model if stage is None else stage.matrix(result).size(-1)
+    return list(range(d_k, width, d_k))
 
 
 def column_labels(stage: Step, result: LabResult) -> list[str]:
@@ -88,4 +97,4 @@ def column_labels(stage: Step, result: LabResult) -> list[str]:
         return list(result.tokens)
     if stage.columns == "head_dims":
         return dim_names(result.steps.d_k)
-    return dim_names(result.weights.d_model)
+    return dim_names(stage.matrix(result).size(-1))

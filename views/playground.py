@@ -46,7 +46,14 @@ def main() -> None:
     above = st.container()  # filled after the stages, so the first chart reaches the browser first
     shown = stages.head_picker(lab.LAB, "head", result.steps.n_heads, len(result.tokens))
     view = stages.StageView(
-        result.tokens, result.x, result.steps, shown, lab.LAB["causal"], query, positions=lab.LAB["pe"]
+        result.tokens,
+        result.x,
+        result.steps,
+        shown,
+        lab.LAB["causal"],
+        query,
+        positions=lab.LAB["pe"],
+        rule=result.rule,
     )
     change = whatif.picker()
     upto = first_screen.upto()

@@ -32,6 +32,7 @@ def main() -> None:
         lab.LAB["causal"],
         lab.query_row(len(result.tokens)),
         positions=lab.LAB["pe"],
+        rule=result.rule,
     )
     present.screen(result, view)
     present.navigator("bottom")

@@ -29,10 +29,22 @@ from attnlab.limits import MAX_SCALING_DK as BIG_D_K
 from attnlab.pipeline import LabConfig, LabResult, run_lab
 from attnlab.stages import N_STEPS, NAMES, by_name, step
 
+CLASSIC_FIELDS = 9  # text .. scaled: the settings before contract 13, whose digests links already carry
+
 
 def state_digest(config: LabConfig) -> str:
-    """A short hex digest of every setting: equal on every machine and process for equal settings."""
-    return hashlib.blake2b(repr(dataclasses.astuple(config)).encode(), digest_size=8).hexdigest()
+    """A short hex digest of every setting: equal on every machine and process for equal settings.
+
+    The classic settings are digested as before contract 13 (the mask as the causal switch it was), so an older
+    link keeps its questions; the modern ones join the digest only when one of them is on.
+    """
+    classic = list(dataclasses.astuple(config)[:CLASSIC_FIELDS])
+    classic[3] = config.mask_kind != "full"  # `causal`, read from the mask in force
+    kind = config.mask_kind
+    rule = {"window": (config.window,), "sinks": (config.window, config.sinks), "prefix": (config.prefix,)}
+    modern = (config.n_kv_heads, config.rope, config.alibi, kind, *rule.get(kind, ()))
+    fields = tuple(classic) + (modern if config.modern else ())
+    return hashlib.blake2b(repr(fields).encode(), digest_size=8).hexdigest()
 
 
 def pick_query(config: LabConfig, blocked: torch.Tensor) -> int:
@@ -62,7 +74,8 @@ def big_run(config: LabConfig) -> LabResult:
 
     Edits and the identity/zeros starts belong to the state's own width, so they do not carry over.
     """
-    return run_lab(dataclasses.replace(config, d_model=BIG_D_K, heads=1, init="random", edits=(), scaled=True))
+    wide = dataclasses.replace(config, d_model=BIG_D_K, heads=1, kv_heads=None, init="random", edits=(), scaled=True)
+    return run_lab(wide)
 
 
 @dataclass(frozen=True)

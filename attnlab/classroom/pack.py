@@ -2,8 +2,11 @@
 
 Names: `x`, `q`, `k`, `v` (T, d_model); per head h = 1..H `scores_h<h>`, `scaled_h<h>`,
 `masked_h<h>`, `weights_h<h>` (T, T) and `z_h<h>` (T, d_k); `concat`, `output` (T, d_model);
-and the projections `w_q`, `w_k`, `w_v`, `w_o` (d_model, d_model), so that every number can be
-recomputed from X. Blocked cells of `masked_h<h>` are -inf in both formats.
+and the projections `w_q`, `w_k`, `w_v`, `w_o` (d_model, d_model; W_K and W_V (d_model, H_kv·d_k) when
+query heads share key/value heads), so that every number can be recomputed from X. Modern settings add what they
+put between the stages: with RoPE the rotated `q_rot_h<h>` (T, d_k) and `k_rot_kv<j>` per key/value head, with
+ALiBi the bias `alibi_h<h>` (T, T), and for a rule beyond causal `mask_allowed` (T, T: 1 = may attend).
+Blocked cells of `masked_h<h>` are -inf in both formats.
 """
 
 from __future__ import annotations
@@ -39,7 +42,22 @@ def stage_matrices(result: LabResult) -> dict[str, Matrix]:
         else:
             out[stage.name] = Matrix(tensor, tokens, cols)
     dims = dim_names(result.weights.d_model)
-    out.update({name: Matrix(w.numpy(), dims, dims) for name, w in result.weights.as_dict().items()})
+    out.update({name: Matrix(w.numpy(), dims, dim_names(w.size(1))) for name, w in result.weights.as_dict().items()})
+    out.update(modern_matrices(result))
+    return out
+
+
+def modern_matrices(result: LabResult) -> dict[str, Matrix]:
+    """RoPE's rotated queries and keys, ALiBi's bias and a rule's mask, for the runs that have them."""
+    steps, tokens, out = result.steps, list(result.tokens), {}
+    if steps.rope is not None:
+        cols = dim_names(steps.d_k)
+        out.update({f"q_rot_h{h + 1}": Matrix(m.numpy(), tokens, cols) for h, m in enumerate(steps.heads.q)})
+        out.update({f"k_rot_kv{j + 1}": Matrix(m.numpy(), tokens, cols) for j, m in enumerate(steps.k_shared)})
+    if steps.alibi is not None:
+        out.update({f"alibi_h{h + 1}": Matrix(m.numpy(), tokens, tokens) for h, m in enumerate(steps.alibi)})
+    if result.rule is not None and result.rule.kind not in ("full", "causal"):
+        out["mask_allowed"] = Matrix(result.rule.mask.to(float).numpy(), tokens, tokens)
     return out
 
 

@@ -57,6 +57,7 @@ def values_of(recipe: Recipe, query: str) -> tuple[dict[str, Any], list[links.Re
     scoped, replaced = links.read(("app", *recipe.scopes), raw)
     v: dict[str, Any] = {name: value for scope in scoped.values() for name, value in scope.items()}
     v["edits"] = raw.get("edits", "")
+    v["link"] = raw  # what the link itself said: a page's fall-backs may depend on which names it gave
     from attnlab.attnexamples import EXAMPLES  # the models' adapters, only for the page that opens them
 
     if recipe.file == "attention_file" and "text" not in raw and v["source"] in EXAMPLES:

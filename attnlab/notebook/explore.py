@@ -45,13 +45,23 @@ def fix_heads(v: dict[str, Any], t_len: int) -> list[Replaced]:
 
 
 def fix_lab(v: dict[str, Any]) -> list[Replaced]:
-    """The Playground's fall-backs after its Params: heads and the head on screen."""
-    return fix_heads(v, min(len(tokenize(v["text"])), MAX_TOKENS))
+    """The Playground's fall-backs after its Params: heads, the head on screen, then contract 13's settings (the
+    mask and causal switch agreeing, key/value heads dividing heads, what this text cannot honour), as the page."""
+    from attnlab.links import settle_lab
+    from attnlab.pipeline import LabConfig, settle
+
+    tokens = tokenize(v["text"])[:MAX_TOKENS]
+    out = fix_heads(v, len(tokens)) + settle_lab(v, v.get("link", {}))
+    v["modern"] = {name: v[name] for name in ("kv_heads", "rope", "alibi", "mask", "window", "sinks", "prefix")}
+    used, fallbacks = settle(LabConfig(heads=v["heads"], d_model=v["d_model"], **v["modern"]), tokens)
+    v["modern_on"] = used.modern or bool(fallbacks)
+    return out + [Replaced(f.name, f.asked, f.used, f.reason) for f in fallbacks]
 
 
 def lab_setup(v: dict[str, Any]) -> str:
     """The Playground's run for these settings, and the stage drawer its pages share."""
-    return f"""from attnlab.figures import dim_labels, matrices_figure, matrix_figure, palette
+    return (
+        f"""from attnlab.figures import dim_labels, matrices_figure, matrix_figure, palette
 from attnlab.pipeline import LabConfig, decode_edits, run_lab
 from attnlab.stages import by_name, column_labels, head_breaks
 
@@ -59,7 +69,7 @@ palette.use({lit(v["palette"])})
 text, d_model, heads, causal, seed = {lit(v["text"])}, {v["d_model"]}, {v["heads"]}, {v["causal"]}, {v["seed"]}
 init, positions, shown = {lit(v["init"])}, {v["pe"]}, {lit(list(v["shown"]))}  # heads on screen, from 0
 edits, _ = decode_edits({lit(v["edits"])}, d_model)
-config = LabConfig(text, d_model, heads, causal, seed, init, positions, tuple(sorted(edits.items())))
+config = LabConfig(text, d_model, heads, causal, seed, init, positions, tuple(sorted(edits.items())){modern(v)})
 result = run_lab(config)
 tokens, d_k = result.tokens, d_model // heads
 one = shown[0] if len(shown) == 1 and heads > 1 else None
@@ -74,10 +84,43 @@ def stage_figure(name):
         return matrices_figure([m[h] for h in shown], titles, tokens, column_labels(stage, result), kind=stage.kind)
     if name in ("q", "k", "v") and one is not None:
         part = getattr(result.steps.heads, name)[one].numpy()
-        return matrix_figure(part, tokens, dim_labels(d_model)[one * d_k : (one + 1) * d_k])
-    breaks = [] if name == "x" else head_breaks(result)
-    return matrix_figure(m, tokens, dim_labels(d_model), col_breaks=breaks)
-""" + (WHATIF.format(change=lit(v["compare"])) if v.get("compare", "none") != "none" else "")
+        block = one if name == "q" else result.steps.kv_head(one)  # K, V: the key/value head it shares
+        return matrix_figure(part, tokens, dim_labels(m.shape[1])[block * d_k : (block + 1) * d_k])
+    breaks = [] if name == "x" else head_breaks(result, stage)
+    return matrix_figure(m, tokens, dim_labels(m.shape[1]), col_breaks=breaks)
+"""
+        + (MODERN if v.get("modern_on") else "")
+        + (WHATIF.format(change=lit(v["compare"])) if v.get("compare", "none") != "none" else "")
+    )
+
+
+def modern(v: dict[str, Any]) -> str:
+    """Contract 13's settings as LabConfig keywords, when any is on (a classic link's notebook stays as it was)."""
+    if not v.get("modern_on"):
+        return ""
+    return ", " + ", ".join(f"{name}={lit(value)}" for name, value in v["modern"].items())
+
+
+MODERN = """
+
+from attnlab.figures import modern
+from attnlab.positions import alibi_slopes
+
+
+def rope_figures():
+    \"\"\"With RoPE: the first shown head's q and k before and after the rotation, and each pair's angle.\"\"\"
+    h = shown[0]
+    kv = result.steps.kv_head(h) + 1
+    titles = [f"q, head {h + 1}", f"q rotated, head {h + 1}", f"k, K/V head {kv}", f"k rotated, K/V head {kv}"]
+    return modern.rotation_figure(result.steps, h, tokens, titles), modern.angles_figure(result.steps, tokens)
+
+
+def alibi_figure():
+    \"\"\"With ALiBi: the bias each shown head adds to the scaled scores, titled with its slope.\"\"\"
+    slopes = alibi_slopes(heads)
+    titles = [f"Head {h + 1} · m = {slopes[h].item():.4g}" for h in shown]
+    return modern.alibi_figure(result.steps, shown, tokens, titles)
+"""
 
 
 WHATIF = """
@@ -110,9 +153,10 @@ def diff_figure(name):
 
 
 def playground_figures(v: dict[str, Any]) -> tuple[Figure, ...]:
-    """Every stage; with a "Compare with…" change, each stage of both runs and their difference."""
+    """Every stage (RoPE's and ALiBi's figures inside theirs, as the page draws them); with a "Compare with…"
+    change, each stage of both runs and their difference."""
     if v.get("compare", "none") == "none":
-        return stage_figures(NAMES)
+        return modern_figures(v, stage_figures(NAMES))
     return tuple(
         fig
         for name in NAMES
@@ -122,6 +166,22 @@ def playground_figures(v: dict[str, Any]) -> tuple[Figure, ...]:
 
 def stage_figures(names: tuple[str, ...]) -> tuple[Figure, ...]:
     return tuple(Figure(f"stages.{name}", f"stage_figure({name!r})") for name in names)
+
+
+def modern_figures(v: dict[str, Any], figures: tuple[Figure, ...]) -> tuple[Figure, ...]:
+    """The stage figures with RoPE's rotation and angles before the scores, ALiBi's bias before the mask."""
+    if not v.get("modern_on"):
+        return figures
+    from attnlab.pipeline import LabConfig, settle
+
+    used, _ = settle(LabConfig(v["text"], v["d_model"], v["heads"], **v["modern"]), tokenize(v["text"])[:MAX_TOKENS])
+    extra = {
+        "stages.scores": [Figure("rope_rotation", "rope_figures()[0]"), Figure("rope_angles", "rope_figures()[1]")]
+        if used.rope != "none"
+        else [],
+        "stages.masked": [Figure("alibi_bias", "alibi_figure()")] if used.alibi else [],
+    }
+    return tuple(f for fig in figures for f in (*extra.get(fig.key, []), fig))
 
 
 def neuron_setup(v: dict[str, Any]) -> str:
@@ -239,7 +299,11 @@ LAB_SCOPES = ("lab", "whatif")
 EXPLORE: dict[str, Recipe] = {
     "playground": Recipe("playground", LAB_SCOPES, lab_setup, playground_figures, fix_lab),
     "present": Recipe(
-        "present", (*LAB_SCOPES, "present"), lab_setup, lambda v: stage_figures((step(v["step"]).name,)), fix_lab
+        "present",
+        (*LAB_SCOPES, "present"),
+        lab_setup,
+        lambda v: modern_figures(v, stage_figures((step(v["step"]).name,))),
+        fix_lab,
     ),
     "multihead": Recipe(
         "multihead",

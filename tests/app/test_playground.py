@@ -27,11 +27,11 @@ def test_default_page_renders_every_stage_and_passes_the_check(lang):
 
 
 def test_the_check_table_lists_every_heads_error_against_pytorch(lang):
-    from attnlab.pipeline import check_against_torch
+    from attnlab.labcheck import check_against_torch
     from attnlab.ui.app.text import md_escape
 
     at = open_page(lang=lang, heads="4", d_model="8")
-    check = check_against_torch(run_lab(LabConfig(heads=4)), False)
+    check = check_against_torch(run_lab(LabConfig(heads=4)))
     table = [m.value for m in at.sidebar.markdown if "SDPA" in m.value][0]
     rows = table.splitlines()[2:]
     assert len(rows) == 5 and "W\\_O ↔ MHA" in rows[-1]

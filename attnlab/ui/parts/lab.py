@@ -1,7 +1,9 @@
-"""The Playground's shared state and controls: text, sizes, seed, mask, and the weight editor.
+"""The Playground's shared state and controls: text, sizes, seed, mask, modern attention, and the weight editor.
 
 The Playground, Multi-head and Neuron pages all read the same `lab.*` state (`LAB`), so a number
-on one page can be traced on another, and every one of them puts it in the URL (contract 4).
+on one page can be traced on another, and every one of them puts it in the URL (contracts 4 and 13).
+The mask has one truth, `mask`; the classic causal switch stays beside it and the two follow each other
+(switching causal on picks the causal mask, off the full one; a rule that never shows a later key is causal).
 """
 
 from __future__ import annotations
@@ -10,11 +12,15 @@ import streamlit as st
 
 from attnlab import links
 from attnlab.limits import MAX_TOKENS, MAX_URL_EDITS
+from attnlab.params import divisors
 from attnlab.pipeline import (
+    CAUSAL_MASKS,
+    ROPES,
     LabConfig,
     LabResult,
     decode_edits,
     encode_edits,
+    kv_divisor,
     merge_editor_changes,
     run_lab,
 )
@@ -22,7 +28,7 @@ from attnlab.tokens import tokenize
 from attnlab.ui.app import state
 from attnlab.ui.app.i18n import t
 from attnlab.ui.app.state import PageState
-from attnlab.ui.app.widgets import segmented, size_inputs, text_input, toggle
+from attnlab.ui.app.widgets import number, segmented, selectbox, size_inputs, text_input, toggle
 from attnlab.ui.parts.stages import head_options
 
 DEFAULT = LabConfig()
@@ -31,6 +37,7 @@ LAB = PageState("lab", links.params("lab"))
 EDITS, VERSION, CELL_PROBLEMS = "lab.edits", "lab.edits_version", "lab.cell_problems"
 UPLOAD_PROBLEM = "lab.upload_problem"
 QUERY = "lab.query"  # the token chip picked on the Playground (its row is outlined; the Neuron view opens it)
+HEADS_SEEN = "lab.heads_seen"  # the head count at the last run: key/value heads that matched it follow a change
 SYMBOL = {"w_q": "W_Q", "w_k": "W_K", "w_v": "W_V", "w_o": "W_O"}
 
 
@@ -46,9 +53,34 @@ def load() -> bool:
     st.session_state.setdefault(EDITS, {})
     st.session_state.setdefault(VERSION, 0)
     LAB.heads_must_divide("d_model", "heads", first)
+    if first:
+        settle_link()
+    kv_heads_follow_heads()
     heads_on_screen_must_exist(first)
     take_editor_changes()
     return first
+
+
+def settle_link() -> None:
+    """The link's mask, causal switch and key/value heads made to agree (contract 13), saying what was replaced."""
+    v, raw = LAB.values(), st.query_params.to_dict()
+    for bad in links.settle_lab(v, raw):
+        asked = f"{bad.name}={bad.raw[:40]}"
+        LAB.add_problem(f"lab.url_{bad.reason}", asked=asked, used=bad.used, mask=f"mask={v['mask']}", heads=v["heads"])
+    for name in ("mask", "causal", "kv_heads"):
+        LAB[name] = v[name]
+    st.session_state[HEADS_SEEN] = LAB["heads"]
+
+
+def kv_heads_follow_heads() -> None:
+    """After the head count changes: key/value heads that matched it follow it; others stay a divisor of it."""
+    heads, kv = LAB["heads"], LAB["kv_heads"]
+    seen = st.session_state.get(HEADS_SEEN, heads)
+    if heads != seen and kv == seen:
+        LAB["kv_heads"] = heads
+    elif heads % kv:
+        LAB["kv_heads"] = kv_divisor(heads, kv)
+    st.session_state[HEADS_SEEN] = heads
 
 
 def heads_on_screen_must_exist(first: bool) -> None:
@@ -65,7 +97,8 @@ def config() -> LabConfig:
     """The current settings as the pure pipeline's config."""
     v = LAB.values()
     edits = tuple(sorted(st.session_state[EDITS].items()))
-    return LabConfig(v["text"], v["d_model"], v["heads"], v["causal"], v["seed"], v["init"], v["pe"], edits)
+    modern = {name: v[name] for name in ("kv_heads", "rope", "alibi", "mask", "window", "sinks", "prefix")}
+    return LabConfig(v["text"], v["d_model"], v["heads"], v["causal"], v["seed"], v["init"], v["pe"], edits, **modern)
 
 
 def save(*pages: PageState) -> None:
@@ -82,8 +115,43 @@ def controls() -> None:
     cols = st.columns([2, 1, 1], vertical_alignment="center")
     labels = {v: t(f"lab.init_{v}") for v in INITS}
     segmented(LAB, "init", t("lab.init"), where=cols[0], labels=labels, help=t("lab.init_help"))
-    toggle(LAB, "causal", t("lab.causal"), where=cols[1], help=t("lab.causal_help"))
+    toggle(LAB, "causal", t("lab.causal"), where=cols[1], help=t("lab.causal_help"), on_change=causal_switched)
     toggle(LAB, "pe", t("lab.pe"), where=cols[2], help=t("lab.pe_help"))
+    modern_controls()
+
+
+def causal_switched() -> None:
+    """The causal switch picks the causal mask (on) or none (off)."""
+    LAB["mask"] = "causal" if LAB["causal"] else "full"
+
+
+def mask_picked() -> None:
+    """A picked rule sets the causal switch: on for every rule that never shows a query a later key."""
+    LAB["causal"] = LAB["mask"] in CAUSAL_MASKS
+
+
+def kv_label(n: int, heads: int) -> str:
+    """A key/value head count with the name of what it makes: MHA, GQA or MQA."""
+    kind = "mha" if n == heads else "mqa" if n == 1 else "gqa"
+    return t(f"lab.kv_{kind}", n=n)
+
+
+def modern_controls() -> None:
+    """Key/value heads, RoPE, ALiBi, and the mask with its window, sinks or prefix, under heads and the causal one."""
+    heads = LAB["heads"]
+    left, middle, right = st.columns([1, 1.6, 0.8], vertical_alignment="center")
+    options = divisors(heads)[::-1]
+    labels = {n: kv_label(n, heads) for n in options}
+    selectbox(LAB, "kv_heads", t("lab.kv_heads"), where=left, options=options, labels=labels, help=t("lab.kv_help"))
+    ropes = {name: t(f"lab.rope_{name}") for name in ROPES}
+    selectbox(LAB, "rope", t("lab.rope"), where=middle, labels=ropes, help=t("lab.rope_help"))
+    toggle(LAB, "alibi", t("lab.alibi"), where=right, help=t("lab.alibi_help"))
+    kinds = {name: t(f"lab.mask_{name}") for name in LAB.params["mask"].options}
+    rule, *sizes = st.columns([1.6, 1, 1], vertical_alignment="center")
+    selectbox(LAB, "mask", t("lab.mask"), where=rule, labels=kinds, help=t("lab.mask_help"), on_change=mask_picked)
+    shown = {"window": ("window",), "sinks": ("window", "sinks"), "prefix": ("prefix",)}.get(LAB["mask"], ())
+    for name, where in zip(shown, sizes, strict=False):
+        number(LAB, name, t(f"lab.{name}"), where=where, help=t(f"lab.{name}_help"))
 
 
 def text_status(result: LabResult) -> bool:
@@ -93,6 +161,11 @@ def text_status(result: LabResult) -> bool:
         return False
     if result.n_tokens_typed > len(result.tokens):
         st.warning(t("lab.too_many_tokens", n=result.n_tokens_typed, cap=MAX_TOKENS), icon=":material/content_cut:")
+    for (
+        used
+    ) in result.fallbacks:  # settings this text cannot honour: what the run used instead (the widgets keep theirs)
+        fields = dict(used.fields, asked=used.asked, used=used.used)
+        st.warning(state.problem(f"lab.fallback_{used.reason}", **fields).text(), icon=":material/swap_horiz:")
     return True
 
 
@@ -101,13 +174,18 @@ def compute() -> LabResult:
     return run_lab(config())
 
 
-def editor_cells(name: str, view: str, d_model: int, heads: int) -> tuple[list[int], list[int]]:
-    """Rows and columns of a matrix shown in one editor view (W_O's head part is rows, others columns)."""
-    every = list(range(d_model))
+def editor_cells(name: str, view: str, d_model: int, heads: int, kv_heads: int | None = None) -> tuple[list, list]:
+    """Rows and columns of a matrix shown in one editor view (W_O's head part is rows, others columns).
+
+    W_K and W_V hold only the key/value heads: query head h edits the columns of the one it reads.
+    """
+    every, d_k = list(range(d_model)), d_model // heads
+    kv = heads if kv_heads is None else kv_heads
+    width = d_k * kv if name in ("w_k", "w_v") else d_model
     if view == "all":
-        return every, every
-    d_k = d_model // heads
-    part = list(range(int(view) * d_k, (int(view) + 1) * d_k))
+        return every, list(range(width))
+    block = int(view) // (heads // kv) if name in ("w_k", "w_v") else int(view)
+    part = list(range(block * d_k, (block + 1) * d_k))
     return (part, every) if name == "w_o" else (every, part)
 
 
@@ -123,7 +201,7 @@ def take_editor_changes() -> None:
         _, _, name, view, _ = widget_key.split(".")
         if view != "all" and int(view) >= heads:
             continue
-        rows, cols = editor_cells(name, view, d_model, heads)
+        rows, cols = editor_cells(name, view, d_model, heads, LAB["kv_heads"])
         edits, problems = merge_editor_changes(st.session_state[EDITS], name, edited, rows, {f"d{c}": c for c in cols})
         st.session_state[EDITS] = edits
         st.session_state[CELL_PROBLEMS] = problems

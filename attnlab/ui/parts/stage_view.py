@@ -16,6 +16,7 @@ import torch
 
 from attnlab.figures import dim_labels, dot_product_hover, matrices_figure, matrix_figure
 from attnlab.multihead import MultiHeadSteps
+from attnlab.pipeline import MaskRule
 from attnlab.ui.app.i18n import t
 from attnlab.ui.app.widgets import shape_text
 
@@ -35,6 +36,7 @@ class StageView:
     positions: bool = False  # X = E + PE
     bias: bool = False  # projections with a bias (a trained model): Q = X W_Q + b_Q
     layer: int | None = None  # a trained model's layer (0-based): X is its embeddings or the layer before's output
+    rule: MaskRule | None = None  # the Playground's mask rule (window, sinks, prefix, documents); None: `causal`
 
     @property
     def one(self) -> int | None:
@@ -67,10 +69,14 @@ class StageView:
         d_k = self.steps.d_k
         return dim_labels(self.d_model)[h * d_k : (h + 1) * d_k]
 
-    def head_breaks(self) -> list[int]:
-        """The columns where a new head's block starts."""
+    def head_breaks(self, width: int | None = None) -> list[int]:
+        """The columns where a new head's block starts (of d_model, or of K's and V's narrower width)."""
         d_k = self.steps.d_k
-        return list(range(d_k, self.d_model, d_k))
+        return list(range(d_k, self.d_model if width is None else width, d_k))
+
+    def block(self, letter: str, h: int) -> int:
+        """Which column block of Q, K or V head h reads: its own, or for K and V the key/value head it shares."""
+        return self.steps.kv_head(h) if letter in ("K", "V", "k", "v") else h
 
 
 def by_token(view: StageView) -> dict:
@@ -114,8 +120,8 @@ def projection_formula(letter: str) -> Callable[[StageView], str]:
     def formula(view: StageView) -> str:
         if view.one is None:
             return rf"{letter} = X\,W^{letter}" + plus_bias(letter, view)
-        h, d_k = view.one, view.steps.d_k
-        return rf"{letter}_{{{h + 1}}} = X\,W^{letter}_{{[:,\,{h * d_k}:{(h + 1) * d_k}]}}" + plus_bias(letter, view)
+        h, b, d_k = view.one, view.block(letter, view.one), view.steps.d_k
+        return rf"{letter}_{{{h + 1}}} = X\,W^{letter}_{{[:,\,{b * d_k}:{(b + 1) * d_k}]}}" + plus_bias(letter, view)
 
     return formula
 
@@ -166,9 +172,12 @@ def projection_shape(letter: str) -> Callable[[StageView], str]:
     """(T, d_model) for all heads, (T, d_k) for one."""
 
     def shape(view: StageView) -> str:
+        steps = view.steps
+        if view.one is None and letter in ("K", "V") and steps.n_kv_heads != steps.n_heads:
+            return shape_text(letter, ["T", "H_kv·d_k"], [view.t_len, steps.n_kv_heads * steps.d_k])
         if view.one is None:
             return shape_text(letter, ["T", "d_model"], [view.t_len, view.d_model])
-        return shape_text(f"{letter}_{view.one + 1}", ["T", "d_k"], [view.t_len, view.steps.d_k])
+        return shape_text(f"{letter}_{view.one + 1}", ["T", "d_k"], [view.t_len, steps.d_k])
 
     return shape
 
@@ -197,8 +206,9 @@ def model_figure(pick: Callable[[MultiHeadSteps], torch.Tensor]) -> Callable[[St
     """A (T, d_model) stage with a rule where each head's columns start."""
 
     def figure(view: StageView) -> go.Figure:
-        m = pick(view.steps).numpy()
-        return matrix_figure(m, view.tokens, dim_labels(view.d_model), col_breaks=view.head_breaks(), **by_token(view))
+        m = pick(view.steps).numpy()  # (T, d_model), or (T, H_kv·d_k) for shared keys and values
+        cols = dim_labels(m.shape[1])
+        return matrix_figure(m, view.tokens, cols, col_breaks=view.head_breaks(m.shape[1]), **by_token(view))
 
     return figure
 
@@ -211,7 +221,9 @@ def projection_figure(letter: str) -> Callable[[StageView], go.Figure]:
         if view.one is None:
             return full(view)
         part = getattr(view.steps.heads, letter)[view.one].numpy()
-        return matrix_figure(part, view.tokens, view.head_dims(view.one), **by_token(view))
+        d_k, b = view.steps.d_k, view.block(letter, view.one)
+        cols = dim_labels(getattr(view.steps, letter).size(-1))[b * d_k : (b + 1) * d_k]
+        return matrix_figure(part, view.tokens, cols, **by_token(view))
 
     return figure
 

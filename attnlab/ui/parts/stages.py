@@ -2,7 +2,9 @@
 
 `STAGES[name]` is how the stage `name` of `attnlab.stages` (the one table of names and order) is
 drawn: its title and note (locale keys `stages.<name>`, `stages.<name>_note`), formula, shape and
-figure for a `StageView`. The Playground draws them all in order, the presenter one per screen,
+figure for a `StageView`, and the extra figures modern attention adds inside a stage (RoPE's rotation in the
+scores, ALiBi's bias in the mask: `attnlab.ui.parts.modern_view`), so the eleven stages keep their numbers.
+The Playground draws them all in order, the presenter one per screen,
 a what-if comparison one stage for two runs, and the Real model and decoder pages one head's,
 all by name. How each looks lives in `attnlab.ui.parts.stage_view`.
 """
@@ -27,12 +29,19 @@ from attnlab.ui.parts.heads import (
     panels_per_view,
     shown_heads,
 )
+from attnlab.ui.parts.modern_view import (
+    Extra,
+    alibi_extras,
+    kv_note,
+    masked_formula,
+    rope_extras,
+    rule_note,
+)
+from attnlab.ui.parts.modern_view import scores_formula as rotated_scores_formula
 from attnlab.ui.parts.stage_view import (
     StageView,
     concat_formula,
     concat_shape,
-    mask_formula,
-    mask_note,
     model_figure,
     model_shape,
     note,
@@ -42,7 +51,6 @@ from attnlab.ui.parts.stage_view import (
     projection_shape,
     scaled_formula,
     scores_figure,
-    scores_formula,
     split_note,
     square_figure,
     square_shape,
@@ -81,6 +89,7 @@ class Stage:
     shape: Callable[[StageView], str]
     figure: Callable[[StageView], go.Figure]
     note: Callable[[StageView], str | None] = lambda view: None
+    extras: Callable[[StageView], list[Extra]] = lambda view: []  # drawn between the heading and the figure
 
     @property
     def step(self) -> Step:
@@ -98,11 +107,18 @@ STAGES: dict[str, Stage] = {
     for spec in (
         Stage("x", x_formula, model_shape("X"), x_figure, x_note),
         Stage("q", projection_formula("Q"), projection_shape("Q"), projection_figure("q"), split_note),
-        Stage("k", projection_formula("K"), projection_shape("K"), projection_figure("k"), split_note),
-        Stage("v", projection_formula("V"), projection_shape("V"), projection_figure("v"), split_note),
-        Stage("scores", scores_formula, square_shape("S"), scores_figure, note("stages.scores_note")),
+        Stage("k", projection_formula("K"), projection_shape("K"), projection_figure("k"), kv_note),
+        Stage("v", projection_formula("V"), projection_shape("V"), projection_figure("v"), kv_note),
+        Stage(
+            "scores",
+            rotated_scores_formula,
+            square_shape("S"),
+            scores_figure,
+            note("stages.scores_note"),
+            rope_extras,
+        ),
         Stage("scaled", scaled_formula, square_shape("S'"), square_figure("scaled"), note("stages.scaled_note")),
-        Stage("masked", mask_formula, square_shape("M"), square_figure("masked"), mask_note),
+        Stage("masked", masked_formula, square_shape("M"), square_figure("masked"), rule_note, alibi_extras),
         Stage(
             "weights",
             weights_formula,
@@ -133,8 +149,11 @@ stable_figure = square_figure(
 
 
 def draw(spec: Stage, view: StageView, key: str) -> None:
-    """One stage: numbered heading, formula, shape, note, then its figure."""
+    """One stage: numbered heading, formula, shape, note, any extra figures with their captions, then its figure."""
     stage(spec.step.number, spec.title, spec.formula(view), spec.shape(view), spec.note(view))
+    for i, (caption, figure) in enumerate(spec.extras(view)):
+        st.caption(caption)
+        chart(figure, f"{key}.extra{i}")
     chart(spec.figure(view), key)
 
 

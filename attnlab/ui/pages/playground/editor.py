@@ -6,31 +6,44 @@ from dataclasses import replace
 
 import streamlit as st
 
+from attnlab.labcheck import check_against_torch
 from attnlab.limits import MAX_D_MODEL, MAX_UPLOAD_MB, MAX_URL_EDITS, MAX_WEIGHT
 from attnlab.multihead import NAMES
-from attnlab.pipeline import (
-    LabResult,
-    check_against_torch,
-    seeded_weights,
-)
+from attnlab.params import divisors
+from attnlab.pipeline import LabResult, seeded_weights
 from attnlab.ui.app.i18n import t
 from attnlab.ui.app.text import code, markdown_table
-from attnlab.ui.parts.lab import CELL_PROBLEMS, EDITS, LAB, SYMBOL, UPLOAD_PROBLEM, VERSION, config, editor_cells
+from attnlab.ui.parts.lab import (
+    CELL_PROBLEMS,
+    EDITS,
+    HEADS_SEEN,
+    LAB,
+    SYMBOL,
+    UPLOAD_PROBLEM,
+    VERSION,
+    config,
+    editor_cells,
+)
 from attnlab.weights_io import WeightsError, edits_between, load_weights, to_json
 
 
 def check_panel(result: LabResult) -> None:
-    """Our numbers against PyTorch's, per head and after W_O, always in the sidebar."""
-    check = check_against_torch(result, LAB["causal"])
+    """Our numbers against PyTorch's, per head (SDPA, and FlexAttention for modern settings) and after W_O."""
+    check = check_against_torch(result)
     box = st.sidebar.container(border=True)
     box.markdown(f"**{t('lab.check_title')}**")
     verdict = t("lab.check_pass") if check.passed else t("lab.check_fail")
     icon = ":material/check_circle:" if check.passed else ":material/error:"
     (box.success if check.passed else box.error)(verdict, icon=icon)
     rows = [(f"{t('lab.check_head', h=h + 1)} ↔ SDPA", err) for h, err in enumerate(check.sdpa_per_head)]
-    rows.append(("W_O ↔ MHA", check.mha))
+    rows += [(f"{t('lab.check_head', h=h + 1)} ↔ Flex", err) for h, err in enumerate(check.flex_per_head or [])]
+    rows.append(("W_O ↔ MHA" if check.after == "mha" else "W_O ↔ SDPA · W_O", check.mha))
     box.markdown(markdown_table((t("lab.check_where"), "max |Δ|"), [(where, f"{err:.1e}") for where, err in rows]))
     box.caption(t("lab.check_caption", tol=f"{check.tolerance:.0e}"))
+    if result.config is not None and result.config.modern:
+        box.caption(t(f"lab.check_modern_{check.after}"))
+    if check.flex_error:
+        box.caption(t("lab.check_flex_failed", why=code(check.flex_error, 200)))
     st.caption(f"{icon} {verdict} · max |Δ| = {check.worst:.1e} ({t('lab.check_where_more')})")
 
 
@@ -81,7 +94,7 @@ def editor_grid(result: LabResult) -> None:
     view = right.selectbox(t("lab.editor_view"), list(views), key="lab.editor_view", format_func=views.get)
     reset.button(t("lab.reset"), disabled=not st.session_state[EDITS], width="stretch", on_click=reset_edits)
     cell_problems()
-    rows, cols = editor_cells(name, view, d_model, heads)
+    rows, cols = editor_cells(name, view, d_model, heads, result.steps.n_kv_heads)
     matrix = result.weights.as_dict()[name].numpy()
     import pandas as pd  # only when the editor is open
 
@@ -139,6 +152,12 @@ def take_upload() -> None:
         return
     LAB["d_model"] = weights.d_model
     LAB.fit_heads("d_model", "heads")
+    group = weights.d_model // weights.d_kv  # query heads per key/value head the file's W_K and W_V imply
+    if LAB["heads"] % group:  # the largest head count that splits d_model and holds whole groups
+        LAB["heads"] = max(
+            (h for h in divisors(weights.d_model) if h % group == 0 and h <= LAB["heads"]), default=group
+        )
+    LAB["kv_heads"] = st.session_state[HEADS_SEEN] = LAB["heads"] // group
     base = seeded_weights(replace(config(), d_model=weights.d_model, edits=()))
     st.session_state[EDITS] = edits_between(base, weights)
     st.session_state[CELL_PROBLEMS] = []

@@ -38,10 +38,11 @@ def present_link() -> None:
 
 
 def panels(pair: StageDiff, head: int) -> tuple[list[np.ndarray], np.ndarray]:
-    """The two runs' matrices of one stage (one head's for a per-head stage) and their difference."""
+    """The two runs' matrices of one stage (one head's for a per-head stage, both at one width) and their difference."""
+    base, changed = pair.padded()
     if pair.step.per_head:
-        return [pair.base[head], pair.changed[head]], pair.diff[head]
-    return [pair.base, pair.changed], pair.diff
+        return [base[head], changed[head]], pair.diff[head]
+    return [base, changed], pair.diff
 
 
 def draw_pair(pair: StageDiff, what: WhatIf, view: StageView) -> None:
@@ -51,15 +52,20 @@ def draw_pair(pair: StageDiff, what: WhatIf, view: StageView) -> None:
     head = view.one if view.one is not None else view.shown[0]
     if pair.step.per_head and what.base.steps.n_heads > 1:
         st.caption(t("present.whatif.head_shown", h=head + 1, n=what.base.steps.n_heads))
-    rows, cols = what.base.tokens, column_labels(pair.step, what.base)
+    wider = what.base if pair.base.shape[-1] >= pair.changed.shape[-1] else what.changed
+    rows, cols = what.base.tokens, column_labels(pair.step, wider)
     both, diff = panels(pair, head)
     kind = pair.step.kind
     titles = [t("present.whatif.this_run"), t("present.whatif.other_run")]
     chart(grid_figure(both, titles, rows, cols, kind=kind, row_name=t("stages.token"), col_name=""), f"whatif.{name}")
+    if not pair.comparable:
+        widths = dict(this=pair.base.shape[-1], other=pair.changed.shape[-1])
+        st.caption(t("present.whatif.shapes_differ", **widths))
+        return
     if pair.unchanged:
         st.caption(t("present.whatif.unchanged"))
         return
-    breaks = head_breaks(what.base) if pair.step.head_blocks else []
+    breaks = head_breaks(what.base, pair.step) if pair.step.head_blocks else []
     chart(
         matrix_figure(
             diff, rows, cols, title=t("present.whatif.difference"), col_breaks=breaks, row_name=t("stages.token")
