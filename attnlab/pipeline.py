@@ -199,6 +199,13 @@ def mask_rule(config: LabConfig, tokens: list[str]) -> MaskRule:
     return replace(rule, mask=masks.build(kind, len(tokens), **rule.arguments()))
 
 
+def classic(config: LabConfig) -> LabConfig:
+    """The same settings as classic multi-head attention: one key/value head per query head, no RoPE or ALiBi, and
+    the causal mask for every rule that never shows a later key (none otherwise), as nn.MultiheadAttention has it."""
+    causal = config.mask_kind in CAUSAL_MASKS
+    return replace(config, kv_heads=None, rope="none", alibi=False, mask=None, causal=causal)
+
+
 def run_lab(config: LabConfig) -> LabResult:
     """Tokenize, embed, project and attend: every stage for the Playground's settings."""
     typed = tokenize(config.text)

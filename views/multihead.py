@@ -27,7 +27,7 @@ def main() -> None:
     load()
     lab.controls()
     PAGE.fit_heads("d_model", "cmp", d_state=lab.LAB)
-    result = lab.compute()
+    result = lab.compute(classic_only=True)  # nn.MultiheadAttention's attention: the Playground shows the rest
     lab.save(PAGE)
     if not lab.text_status(result):
         return

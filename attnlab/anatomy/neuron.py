@@ -45,11 +45,12 @@ def neuron(
     is_causal: bool = False,
     keep: torch.Tensor | None = None,
     scale: float | None = None,
+    bias: torch.Tensor | None = None,
 ) -> Neuron:
     """Decompose row i of softmax(q k^T * scale + M) v for one head: q (T_q, d_k), k (T_k, d_k), v (T_k, d_v).
 
     `is_causal` blocks keys after i (SDPA's top-left alignment); `keep` (T_k,) bool blocks keys
-    where it is False.
+    where it is False; `bias` (T_k,) is added to the scaled scores (ALiBi's), and `scaled` includes it.
     """
     if not 0 <= i < q.size(0):
         raise IndexError(f"query {i} outside 0..{q.size(0) - 1}")
@@ -57,7 +58,7 @@ def neuron(
     q_i = q[i]
     products = q_i[None, :] * k
     dots = products.sum(dim=-1)
-    scaled = dots * scale
+    scaled = dots * scale if bias is None else dots * scale + bias
     blocked = torch.zeros(k.size(0), dtype=torch.bool)
     if is_causal:
         blocked |= torch.arange(k.size(0)) > i
@@ -78,11 +79,29 @@ class TracedNeuron:
     against_sdpa: float  # max |z_i - F.scaled_dot_product_attention(q, k, v)[i]|
 
 
-def trace(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, i: int, *, is_causal: bool = False) -> TracedNeuron:
-    """Take row i of one head apart and check the sum it ends in against the whole computation, twice."""
-    n = neuron(q, k, v, i, is_causal=is_causal)
-    row = attention_steps(q, k, v, is_causal=is_causal).output[i]
-    sdpa = F.scaled_dot_product_attention(q, k, v, is_causal=is_causal)[i]
+def trace(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    i: int,
+    *,
+    is_causal: bool = False,
+    attn_mask: torch.Tensor | None = None,
+) -> TracedNeuron:
+    """Take row i of one head apart and check the sum it ends in against the whole computation, twice.
+
+    `attn_mask` (T_q, T_k) is SDPA's: bool (True = may attend, a rule beyond causal) or float (ALiBi's bias, -inf
+    where blocked), given instead of `is_causal`.
+    """
+    keep, bias = None, None
+    if attn_mask is not None and attn_mask.dtype == torch.bool:
+        keep = attn_mask[i]
+    elif attn_mask is not None:
+        keep, bias = ~torch.isneginf(attn_mask[i]), attn_mask[i].masked_fill(torch.isneginf(attn_mask[i]), 0.0)
+    n = neuron(q, k, v, i, is_causal=is_causal, keep=keep, bias=bias)
+    row = attention_steps(q, k, v, attn_mask=attn_mask, is_causal=is_causal).output[i]
+    causal = is_causal and attn_mask is None  # SDPA takes one or the other
+    sdpa = F.scaled_dot_product_attention(q, k, v, attn_mask=attn_mask, is_causal=causal)[i]
     return TracedNeuron(n, float((n.z - row).abs().max()), float((n.z - sdpa).abs().max()))
 
 

@@ -18,6 +18,7 @@ from attnlab.pipeline import (
     ROPES,
     LabConfig,
     LabResult,
+    classic,
     decode_edits,
     encode_edits,
     kv_divisor,
@@ -169,9 +170,14 @@ def text_status(result: LabResult) -> bool:
     return True
 
 
-def compute() -> LabResult:
-    """Run the pipeline for the current settings."""
-    return run_lab(config())
+def compute(classic_only: bool = False) -> LabResult:
+    """Run the pipeline for the current settings; a page that takes classic attention apart (`classic_only`) runs
+    their classic form and says so when the settings hold more (shared key/value heads, RoPE, ALiBi, a rule)."""
+    settings = config()
+    if classic_only and settings.modern:
+        st.info(t("lab.classic_only"), icon=":material/info:")
+        return run_lab(classic(settings))
+    return run_lab(settings)
 
 
 def editor_cells(name: str, view: str, d_model: int, heads: int, kv_heads: int | None = None) -> tuple[list, list]:

@@ -82,9 +82,16 @@ def playground_preset(first: bool) -> Traced | None:
     selectbox(PAGE, "h", t("neuron.head"), where=right, options=list(heads), labels=heads)
     i, h = st.session_state[lab.QUERY] or 0, PAGE["h"] - 1
     heads_steps = steps.heads
-    traced = trace(heads_steps.q[h], heads_steps.k[h], heads_steps.v[h], i, is_causal=lab.LAB["causal"])
+    mask = heads_steps.bias[h]  # (T, T): the run's mask as added to the scores (-inf blocked; ALiBi's bias if on)
+    modern = result.config is not None and result.config.modern
+    traced = trace(heads_steps.q[h], heads_steps.k[h], heads_steps.v[h], i, **with_mask(mask, modern))
     origin = t("neuron.origin_lab", h=h + 1, lo=h * steps.d_k, hi=(h + 1) * steps.d_k)
     return Traced(tokens, traced, h, steps.n_heads, origin)
+
+
+def with_mask(bias, modern: bool) -> dict:
+    """The trace's mask argument: the classic causal switch, or the run's own additive mask for modern settings."""
+    return {"attn_mask": bias} if modern else {"is_causal": lab.LAB["causal"]}
 
 
 def row_chart(values: torch.Tensor, token: str, key: str) -> None:
