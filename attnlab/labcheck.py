@@ -3,9 +3,10 @@
 The same numbers go to PyTorch's own attention: SDPA gets our per-head queries, the shared (un-repeated) keys and
 values with `enable_gqa`, and the run's mask (bool, or float when ALiBi adds its bias). nn.MultiheadAttention
 checks the output after W_O where it can hold the settings (square weights, no RoPE); otherwise SDPA's heads go
-through W_O themselves. FlexAttention (eager, its unfused path; no compiler needed) runs for the modern settings
-with the rule as a block mask from `attnlab.masks.mask_mod` and ALiBi as a score_mod; where it cannot run, the
-check says why instead. Each rule's mask_mod is traced once per process (a few hundred ms), later runs take ms.
+through W_O themselves. FlexAttention (eager, its unfused path; no compiler needed) runs when asked (`flex`), with
+the rule as a block mask from `attnlab.masks.mask_mod` and ALiBi as a score_mod; where it cannot run, the check
+says why instead. It is asked for, not run on every change: eager FlexAttention traces its mask_mod and score_mod
+for each new shape (a new token count, head count or rule), which takes a second or more on a shared CPU.
 """
 
 from __future__ import annotations
@@ -67,8 +68,8 @@ def flex_heads(result: LabResult) -> torch.Tensor:
         return flex_attention(q, k, v, score_mod=score_mod, block_mask=block, scale=scale, enable_gqa=True)[0]
 
 
-def check_against_torch(result: LabResult) -> Check:
-    """Max |difference| per head against SDPA (and FlexAttention), and after W_O against nn.MultiheadAttention."""
+def check_against_torch(result: LabResult, flex: bool = False) -> Check:
+    """Max |difference| per head against SDPA (and FlexAttention with `flex`), and after W_O against MHA."""
     steps = result.steps
     heads, mask = steps.heads, float_mask(result)
     q, k, v = heads.q[None], steps.k_shared[None], steps.v_shared[None]  # (1, H or H_kv, T, d_k)
@@ -77,11 +78,11 @@ def check_against_torch(result: LabResult) -> Check:
         after, ref = "sdpa", project(merge_heads(sdpa), result.weights.w_o, result.weights.b_o)
     else:
         after, ref = "mha", mha_output(result, mask)
-    flex, flex_error = None, None
-    if result.config is not None and result.config.modern and result.tokens:
+    flexed, flex_error = None, None
+    if flex and result.tokens:
         try:
-            flex = per_head(heads.output, flex_heads(result))
+            flexed = per_head(heads.output, flex_heads(result))
         except Exception as err:  # noqa: BLE001 - an unsupported machine is reported, never raised
             flex_error = f"{type(err).__name__}: {err}"[:200]
     diff = float((ref - steps.output).abs().max())
-    return Check(per_head(heads.output, sdpa), diff, TOLERANCE, after, flex, flex_error)
+    return Check(per_head(heads.output, sdpa), diff, TOLERANCE, after, flexed, flex_error)

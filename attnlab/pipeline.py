@@ -120,7 +120,7 @@ class Check:
     mha: float  # max |ours - the reference| after W_O (see `after`)
     tolerance: float
     after: str = "mha"  # "mha": nn.MultiheadAttention; "sdpa": SDPA's heads through W_O (it cannot hold RoPE or GQA)
-    flex_per_head: list[float] | None = None  # FlexAttention (eager) per head, for modern settings, where it runs
+    flex_per_head: list[float] | None = None  # FlexAttention (eager) per head, when asked for and where it runs
     flex_error: str | None = None  # why FlexAttention could not run, if it could not
 
     @property

@@ -90,6 +90,7 @@ def flex(steps, rule, score_mod=None) -> torch.Tensor:
         return flex_attention(q, k, v, score_mod=score_mod, block_mask=block, enable_gqa=True)[0]
 
 
+@REFERENCE_GROUP  # FlexAttention's first eager trace takes seconds: one worker pays it
 @pytest.mark.parametrize("kind, kw", RULES[2:])  # causal is FlexAttention's case below, with ALiBi
 def test_flex_attention_with_the_same_mask_mod_agrees(kind, kw):
     weights, x = case(16, 4, 2)
@@ -98,6 +99,7 @@ def test_flex_attention_with_the_same_mask_mod_agrees(kind, kw):
     assert (steps.heads.output - flex(steps, rule)).abs().max() <= TOL[torch.float64]
 
 
+@REFERENCE_GROUP
 @pytest.mark.parametrize("kind, kw", [("causal", {}), ("documents", RULES[5][1])])
 def test_alibi_equals_flex_attention_with_attention_gyms_score_mod(kind, kw):
     weights, x = case(16, 4, 1)  # multi-query: one key/value head for four query heads

@@ -29,9 +29,11 @@ from attnlab.weights_io import WeightsError, edits_between, load_weights, to_jso
 
 def check_panel(result: LabResult) -> None:
     """Our numbers against PyTorch's, per head (SDPA, and FlexAttention for modern settings) and after W_O."""
-    check = check_against_torch(result)
     box = st.sidebar.container(border=True)
     box.markdown(f"**{t('lab.check_title')}**")
+    modern = result.config is not None and result.config.modern
+    flex = modern and box.toggle(t("lab.check_flex"), key="lab.check_flex", help=t("lab.check_flex_help"))
+    check = check_against_torch(result, flex=flex)
     verdict = t("lab.check_pass") if check.passed else t("lab.check_fail")
     icon = ":material/check_circle:" if check.passed else ":material/error:"
     (box.success if check.passed else box.error)(verdict, icon=icon)
@@ -40,7 +42,7 @@ def check_panel(result: LabResult) -> None:
     rows.append(("W_O ↔ MHA" if check.after == "mha" else "W_O ↔ SDPA · W_O", check.mha))
     box.markdown(markdown_table((t("lab.check_where"), "max |Δ|"), [(where, f"{err:.1e}") for where, err in rows]))
     box.caption(t("lab.check_caption", tol=f"{check.tolerance:.0e}"))
-    if result.config is not None and result.config.modern:
+    if modern:
         box.caption(t(f"lab.check_modern_{check.after}"))
     if check.flex_error:
         box.caption(t("lab.check_flex_failed", why=code(check.flex_error, 200)))

@@ -186,6 +186,9 @@ def screen(result: LabResult, view: StageView) -> None:
     st.latex(spec.formula(view))
     st.caption(spec.shape(view))
     if questions(current, result, view):
+        for i, (caption, figure) in enumerate(spec.extras(view)):  # RoPE's rotation, ALiBi's bias: inside the stage
+            st.caption(caption)
+            chart(projector(figure, n_rows=len(result.tokens)), f"present.chart.{k}.extra{i}")
         chart(projector(spec.figure(view), n_rows=len(result.tokens)), f"present.chart.{k}")
     st.markdown(t(f"present.step.{k}.text"))
     teacher_notes(k)
