@@ -23,6 +23,7 @@ class CacheStep:
     values: np.ndarray  # (L, H, t, d)
     weights: np.ndarray  # (L, H, t): the newest query's attention over the cache
     probs: np.ndarray  # (V,): the distribution the symbol was picked from
+    positions: np.ndarray  # (t,) ints: which positions of the sequence the cache's rows are (0 = the start marker)
 
 
 @dataclass(frozen=True)
@@ -45,26 +46,46 @@ def _feed(decoder: Decoder, ids: torch.Tensor, cache: KVCache, ablate) -> tuple[
     return decoder.model(ids[None], ablate, cache=cache)
 
 
+def check_window(window: int | None, sinks: int) -> None:
+    """A window keeps at least one token (the newest); sinks are 0 or more. ValueError naming the argument."""
+    if window is not None and (isinstance(window, bool) or not isinstance(window, int) or window < 1):
+        raise ValueError(f"window must be a whole number of at least 1 (or None: keep every token), got {window!r}")
+    if isinstance(sinks, bool) or not isinstance(sinks, int) or sinks < 0:
+        raise ValueError(f"sinks must be a whole number of 0 or more, got {sinks!r}")
+
+
 @torch.no_grad()
-def generate(decoder: Decoder, symbols, n: int, ablate=()) -> list:
+def generate(decoder: Decoder, symbols, n: int, ablate=(), *, window: int | None = None, sinks: int = 0) -> list:
     """Extend `symbols` greedily by n symbols with a K/V cache; one `CacheStep` per generated symbol.
 
     The prompt but its last token fills the cache in one causal pass; every step then feeds one token (first
     the prompt's last, then each generated symbol), so the cache gains one row per layer and head per step.
-    The whole result must fit the model: len(symbols) + n <= decoder.max_len, else SymbolError.
+    With a `window` the cache keeps the first `sinks` tokens (the start marker is the first) and the last `window`,
+    the newest included, as StreamingLLM does: every token, the prompt's too, attends only to what the cache holds
+    at its turn (the prompt's pass masks each row so), tokens keep their positions, and each step's keys, values
+    and weights cover only the tokens still cached. The whole result must fit the model: len(symbols) + n <=
+    decoder.max_len, else SymbolError (a window does not make the model's positions longer).
     """
     if n < 0:
         raise ValueError(f"n must be 0 or more, got {n}")
+    check_window(window, sinks)
     ids = decoder.ids(symbols)  # (T0 + 1,): start marker, then the prompt; SymbolError names a bad symbol
     if len(ids) - 1 + n > decoder.max_len:
         raise SymbolError(f"{len(ids) - 1} symbols + {n} generated is more than the cap of {decoder.max_len}")
-    cache, out = KVCache(), []
+    cache, out = KVCache(window=window, sinks=sinks), []
     _feed(decoder, ids[:-1], cache, ablate)
     newest = ids[-1:]
     for _ in range(n):
+        before = [*cache.positions, cache.next_position] if window is not None else []
         logits, steps = _feed(decoder, newest, cache, ablate)
         probs = torch.softmax(logits[0, -1], -1)  # (V,)
         best = int(probs.argmax())
+        weights = torch.stack([s.weights[0, :, -1] for s in steps])  # (L, H, keys the step saw)
+        if window is None:
+            positions = np.arange(cache.length)
+        else:  # the step saw the cache before eviction: keep the weights of the tokens still cached
+            positions = np.asarray(cache.positions)
+            weights = weights[..., [before.index(p) for p in cache.positions]]
         out.append(
             CacheStep(
                 symbol=decoder.vocab[best],
@@ -72,8 +93,9 @@ def generate(decoder: Decoder, symbols, n: int, ablate=()) -> list:
                 query=torch.stack([s.q[0, :, -1] for s in steps]).numpy(),  # (L, H, d)
                 keys=torch.stack(cache.keys)[:, 0].numpy(),  # (L, H, t, d)
                 values=torch.stack(cache.values)[:, 0].numpy(),
-                weights=torch.stack([s.weights[0, :, -1] for s in steps]).numpy(),  # (L, H, t)
+                weights=weights.numpy(),  # (L, H, t)
                 probs=probs.numpy(),
+                positions=positions,
             )
         )
         newest = torch.tensor([best])

@@ -47,15 +47,33 @@ class Config:
 
 @dataclass
 class KVCache:
-    """Every layer's keys and values so far, (B, H, t, d_k) each; the forward pass appends the new rows."""
+    """Every layer's keys and values so far, (B, H, t, d_k) each; the forward pass appends the new rows.
+
+    With a `window`, the cache keeps only the first `sinks` tokens and the last `window` (StreamingLLM's cache):
+    `positions` says which positions of the sequence its rows are, and `fed` how many tokens it has been given.
+    """
 
     keys: list[torch.Tensor] = field(default_factory=list)
     values: list[torch.Tensor] = field(default_factory=list)
+    window: int | None = None
+    sinks: int = 0
+    positions: list[int] = field(default_factory=list)
+    fed: int = 0
 
     @property
     def length(self) -> int:
-        """Tokens already in the cache (the next token's position)."""
+        """Tokens in the cache now (without a window, the next token's position)."""
         return self.keys[0].size(-2) if self.keys else 0
+
+    @property
+    def next_position(self) -> int:
+        """The position in the sequence of the next token fed."""
+        return self.length if self.window is None else self.fed
+
+    def rule(self, new: torch.Tensor, cached: torch.Tensor) -> torch.Tensor:
+        """(T_new, t) bool, True = may attend: a key at or before the query, among its last `window` or a sink."""
+        q, k = new[:, None], cached[None, :]
+        return (k <= q) & ((q - k < self.window) | (k < self.sinks))
 
 
 class AttnOnly(nn.Module):
@@ -114,6 +132,8 @@ class AttnOnly(nn.Module):
         if layer == len(cache.keys):  # this layer's first tokens
             cache.keys.append(k[..., :0, :])
             cache.values.append(v[..., :0, :])
+        if cache.window is not None:
+            return self.window_steps(q, k, v, layer, cache)
         k = cache.keys[layer] = torch.cat([cache.keys[layer], k], -2)  # (B, H, t, d_k)
         v = cache.values[layer] = torch.cat([cache.values[layer], v], -2)
         t_new, t_all = q.size(-2), k.size(-2)
@@ -121,6 +141,22 @@ class AttnOnly(nn.Module):
             return attention_steps(q, k, v, is_causal=True)
         mask = None if t_new == 1 else torch.ones(t_new, t_all, dtype=torch.bool).tril(t_all - t_new)
         return attention_steps(q, k, v, attn_mask=mask)
+
+    @staticmethod
+    def window_steps(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, layer: int, cache: KVCache) -> AttentionSteps:
+        """The new tokens' queries over what the window cache holds at each one's turn, then the cache evicts.
+
+        The stages cover the cache before eviction plus the new rows; a key outside a query's window is blocked.
+        Afterwards the layer keeps the sinks and the last `window` tokens (the newest included).
+        """
+        new = torch.arange(cache.fed, cache.fed + q.size(-2))  # (T_new,): the new tokens' positions
+        pos = torch.cat([torch.tensor(cache.positions, dtype=torch.long), new])  # (t,)
+        k = torch.cat([cache.keys[layer], k], -2)  # (B, H, t, d_k)
+        v = torch.cat([cache.values[layer], v], -2)
+        steps = attention_steps(q, k, v, attn_mask=cache.rule(new, pos))
+        keep = (pos < cache.sinks) | (pos > new[-1] - cache.window)
+        cache.keys[layer], cache.values[layer] = k[..., keep, :], v[..., keep, :]
+        return steps
 
     def forward(
         self, ids: torch.Tensor, ablate=(), hooks: Hooks | None = None, cache: KVCache | None = None
@@ -135,13 +171,18 @@ class AttnOnly(nn.Module):
         """The residual stream entering layer `upto` (B, T, D) and the attention stages of the layers before it."""
         hooks = {**zero_heads(ablate), **(hooks or {})}
         self.check_hooks(hooks)
-        start = 0 if cache is None else cache.length
+        start = 0 if cache is None else cache.next_position
         x = self.embed[ids] + self.pos[start : start + ids.size(1)]  # (B, T, D)
         steps = []
         for layer in range(upto):
             s = self.layer_steps(x, layer, hooks, cache)
             x = x + self.heads_concat(s, layer, hooks) @ self.w_o[layer]
             steps.append(s)
+        if cache is not None and cache.window is not None:  # every layer has evicted the same positions
+            seen = [*cache.positions, *range(start, start + ids.size(1))]
+            last = seen[-1]
+            cache.positions = [p for p in seen if p < cache.sinks or p > last - cache.window]
+            cache.fed = start + ids.size(1)
         return x, steps
 
     def heads_concat(self, s: AttentionSteps, layer: int, hooks: Hooks = NO_HOOKS) -> torch.Tensor:
