@@ -42,6 +42,7 @@ class Case:
     key: str  # the same widget's key, for AppTest
     opener: str | None = None  # text to click once first (an expander the widget sits in)
     slider: bool = False  # a slider, moved one step right then back by the keyboard, instead of a click
+    button: bool = False  # a button (clicked by its text in the browser, by its key in AppTest), not a toggle
 
 
 CASES = [
@@ -55,7 +56,13 @@ CASES = [
     Case("rope", "/rope?lang=en", "Shift every position by", "lrope.shift", slider=True),
     Case("soft dictionary", "/soft-dictionary?lang=en", "Temperature τ", "ldict.temp", slider=True),
     Case("tiled", "/tiled?lang=en", "Causal mask", "tiled.causal"),
-    Case("benchmark", "/benchmark?lang=en", "Causal mask", "bench.causal"),
+    Case(
+        "benchmark",
+        "/benchmark?lang=en",
+        "Sliding window: FlexAttention against a dense mask",
+        "bench.study.window",
+        button=True,
+    ),
 ]
 
 
@@ -134,6 +141,8 @@ def apptest_cost(case: Case, changes: int) -> dict:
         if case.slider:
             widget = at.slider(key=case.key)
             widget.set_value(start + widget.proto.step if i % 2 == 0 else start)
+        elif case.button:
+            at.button(key=case.key).click()
         else:
             at.toggle(key=case.key).set_value(i % 2 == 0)
         t0, c0 = time.perf_counter(), time.process_time()

@@ -1,6 +1,6 @@
-"""Benchmark: time attnlab's explicit and tiled attention against PyTorch's kernels on this server's device,
-show the results recorded on a real GPU (data/gpu/*.json) and a results file a visitor uploads, side by side.
-Only measured numbers are drawn."""
+"""Benchmark: time attnlab's explicit and tiled attention against PyTorch's kernels (every SDPA backend and
+FlexAttention, with masks and grouped key/value heads) on this server's device, show the results recorded on a
+real GPU (data/gpu/*.json) and a results file a visitor uploads, side by side. Only measured numbers are drawn."""
 
 import streamlit as st
 
@@ -9,13 +9,13 @@ from attnlab.ui.app import state
 from attnlab.ui.app.i18n import t
 from attnlab.ui.pages.benchmark import live, upload
 from attnlab.ui.pages.benchmark import results as ui
-from attnlab.ui.pages.benchmark.sections import controls, page_state, recorded, runnable_lengths, sweep_config
+from attnlab.ui.pages.benchmark.sections import controls, load, page_state, recorded, runnable_lengths, sweep_config
 
 
 def main() -> None:
     """Settings, Run (one sweep per server at a time), this session's run, the recorded runs, an upload."""
     page, rec = page_state()
-    page.load()
+    load(page)
     st.title(t("benchmark.title"))
     st.caption(t("benchmark.intro"))
     page.show_problems()

@@ -5,7 +5,8 @@ One job per module: `config` (what to measure), `row` (the result schema), `env`
 `reference` (the float64 answer), `impls` (the calls), `measure` (one row), `sweep` (all rows),
 `memory` (memory the sizes need), `peaks` (datasheet peaks), `plan` (what the record preset fits on a device,
 and how long it takes), `record` (the record preset, `--preset record`), `results` (results files from anyone:
-data/gpu/ and uploads, hardened).
+data/gpu/ and uploads, hardened), `maskrule` (the mask rules), `flex` (FlexAttention, compiled or eager),
+`studies` (what a result set says about sliding windows and grouped heads).
 """
 
 from attnlab.bench.config import IMPLS, SDPA_BACKENDS, BenchConfig, Progress
@@ -32,7 +33,8 @@ from attnlab.bench.results import (
     validate_document,
 )
 from attnlab.bench.row import RESULT_KEYS, ResultRow
-from attnlab.bench.sweep import iter_benchmark, run_benchmark, sweep_documents
+from attnlab.bench.studies import KvStudy, WindowStudy, kv_bytes, kv_studies, window_studies
+from attnlab.bench.sweep import iter_benchmark, run_benchmark, sweep_documents, total_rows
 
 __all__ = [
     "DEFAULT_RESULTS_DIR",
@@ -54,6 +56,9 @@ __all__ = [
     "estimated_peak_bytes",
     "format_bytes",
     "iter_benchmark",
+    "KvStudy",
+    "kv_bytes",
+    "kv_studies",
     "known_peak_tflops",
     "load_recorded",
     "load_results",
@@ -64,6 +69,9 @@ __all__ = [
     "resolve_device",
     "run_benchmark",
     "sweep_documents",
+    "total_rows",
+    "WindowStudy",
+    "window_studies",
     "time_call",
     "validate_document",
 ]

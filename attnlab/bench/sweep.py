@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import asdict
 
 import torch
 
@@ -51,37 +52,65 @@ def iter_points(points: Iterable[Point], device: torch.device) -> Iterator[Resul
             free(device)
 
 
-def iter_benchmark(config: BenchConfig, device: torch.device | None = None) -> Iterator[ResultRow]:
-    """Yield one result row at a time (dtype, then T, then impl), so a caller can show progress."""
-    yield from iter_points(config.points(), device or resolve_device(config.device))
+Configs = BenchConfig | Sequence[BenchConfig]  # one sweep, or several run one after another (one per kv_heads)
 
 
-def run_benchmark(config: BenchConfig, on_progress: Progress | None = None) -> dict:
+def _listed(configs: Configs) -> list[BenchConfig]:
+    """One config or several as a list; several must share device and threads (they run as one sweep)."""
+    out = [configs] if isinstance(configs, BenchConfig) else list(configs)
+    if not out or len({(c.device, c.threads) for c in out}) > 1:
+        raise ValueError("need at least one config, all with the same device and threads")
+    return out
+
+
+def total_rows(configs: Configs) -> int:
+    """Rows the sweep of these configs produces."""
+    return sum(c.total for c in _listed(configs))
+
+
+def iter_benchmark(configs: Configs, device: torch.device | None = None) -> Iterator[ResultRow]:
+    """Yield one result row at a time (config, dtype, then T, then impl), so a caller can show progress."""
+    listed = _listed(configs)
+    points = [p for c in listed for p in c.points()]
+    yield from iter_points(points, device or resolve_device(listed[0].device))
+
+
+def _env(device: torch.device, listed: list[BenchConfig]) -> dict:
+    """The env of the first config, and every config when there are several."""
+    env = environment(device, listed[0])
+    if len(listed) > 1:
+        env["configs"] = [asdict(c) for c in listed]
+    return env
+
+
+def run_benchmark(configs: Configs, on_progress: Progress | None = None) -> dict:
     """Run the whole sweep and return the contract's JSON document, calling on_progress after each row."""
-    device = resolve_device(config.device)
-    with torch_threads(config.threads):
-        env = environment(device, config)
+    listed = _listed(configs)
+    device = resolve_device(listed[0].device)
+    with torch_threads(listed[0].threads):
+        env = _env(device, listed)
         meter = BusyMeter.start()
         results: list[dict] = []
-        for row in iter_benchmark(config, device):
+        for row in iter_benchmark(listed, device):
             results.append(row.to_dict())
             if on_progress is not None:
-                on_progress(len(results), config.total, row)
+                on_progress(len(results), total_rows(listed), row)
         env["machine_load"] = meter.read()
     return {"env": env, "results": results}
 
 
-def sweep_documents(config: BenchConfig) -> Iterator[tuple[int, dict]]:
+def sweep_documents(configs: Configs) -> Iterator[tuple[int, dict]]:
     """(rows done, the document so far) after each row: a live run can be stopped at any row and still be whole.
 
     Each document is a new dict (rows shared, never changed), its `machine_load` measured from the start to now.
     """
-    device = resolve_device(config.device)
-    with torch_threads(config.threads):
-        env = environment(device, config)
+    listed = _listed(configs)
+    device = resolve_device(listed[0].device)
+    with torch_threads(listed[0].threads):
+        env = _env(device, listed)
         meter = BusyMeter.start()
         results: list[dict] = []
-        for row in iter_benchmark(config, device):
+        for row in iter_benchmark(listed, device):
             results.append(row.to_dict())
             yield len(results), {"env": {**env, "machine_load": meter.read()}, "results": list(results)}
 

@@ -7,7 +7,7 @@ from the page and are escaped here all the same.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import plotly.graph_objects as go
 
@@ -20,21 +20,27 @@ from attnlab.figures.text import esc
 from attnlab.fit import loglog_slope
 
 DASHES = ("solid", "dash", "dot", "dashdot", "longdash")
-GROUP_FIELDS = ("dtype", "batch", "heads", "head_dim", "causal")
+GROUP_FIELDS = ("dtype", "batch", "heads", "kv_heads", "head_dim", "mask")  # `mask` also says causal or not
 
 
-def _field_text(name: str, value: object, causal_names: tuple[str, str]) -> str:
-    """How a varying setting is written in a series name: 'float16', 'H=8', 'd=64', 'causal'."""
-    if name == "causal":
-        return causal_names[0] if value else causal_names[1]
-    short = {"batch": "B", "heads": "H", "head_dim": "d"}
+def _field_text(name: str, value: object, causal_names: tuple[str, str], mask_names: Mapping[str, str]) -> str:
+    """How a varying setting is written in a series name: 'float16', 'H=8', 'KV=2', 'd=64', 'causal', 'window 256'."""
+    if name == "mask":
+        plain = {"causal": causal_names[0], "full": causal_names[1]}
+        return mask_names.get(str(value)) or plain.get(str(value)) or str(value)
+    short = {"batch": "B", "heads": "H", "kv_heads": "KV", "head_dim": "d"}
     return f"{short[name]}={value}" if name in short else str(value)
 
 
-def series(rows: Sequence[ResultRow], causal_names: tuple[str, str] = ("causal", "full")) -> dict[str, list[ResultRow]]:
+def series(
+    rows: Sequence[ResultRow],
+    causal_names: tuple[str, str] = ("causal", "full"),
+    mask_names: Mapping[str, str] | None = None,
+) -> dict[str, list[ResultRow]]:
     """The `ok` rows grouped into lines: one per implementation, split further by any setting that varies.
 
-    Returns {series name: rows sorted by seq_len}, in the order of IMPLS.
+    Returns {series name: rows sorted by seq_len}, in the order of IMPLS. `mask_names` words the masks beyond
+    causal and full ('window:256' -> 'window 256'); the spec itself is used otherwise.
     """
     ok = [r for r in rows if r.ok]
     varying = [f for f in GROUP_FIELDS if len({getattr(r, f) for r in ok}) > 1]
@@ -44,7 +50,8 @@ def series(rows: Sequence[ResultRow], causal_names: tuple[str, str] = ("causal",
         grouped.setdefault(key, []).append(r)
     out: dict[str, list[ResultRow]] = {}
     for key in sorted(grouped, key=lambda k: tuple(str(x) for x in k)):
-        name = " · ".join([key[1], *(_field_text(f, v, causal_names) for f, v in zip(varying, key[2:], strict=True))])
+        words = (_field_text(f, v, causal_names, mask_names or {}) for f, v in zip(varying, key[2:], strict=True))
+        name = " · ".join([key[1], *words])
         out[name] = sorted(grouped[key], key=lambda r: r.seq_len)
     return out
 

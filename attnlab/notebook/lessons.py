@@ -151,9 +151,26 @@ qs = [f"q{{i}}" for i in range(T)]
     )
 
 
+def bench_fix(v: dict[str, Any]) -> list[Replaced]:
+    """The Benchmark page's reading of a link: an older causal=true is mask=causal, key/value heads divide heads."""
+    link, out = v["link"], []
+    if "mask" not in link and v["causal"]:
+        v["mask"] = "causal"
+    elif v["causal"] and v["mask"] != "causal":
+        out.append(Replaced("causal", link["causal"], "false", "causal_vs_mask"))
+    v["causal"] = v["mask"] == "causal"
+    wanted = v["kv_heads"] if "kv_heads" in link else [v["heads"]]
+    v["kv_heads"] = [k for k in wanted if v["heads"] % k == 0] or [v["heads"]]
+    if v["kv_heads"] != wanted:
+        out.append(Replaced("kv_heads", link["kv_heads"], ",".join(map(str, v["kv_heads"])), "kv_heads_not_dividing"))
+    return out
+
+
 def bench_setup(v: dict[str, Any]) -> str:
     """The Benchmark page's sweep, run where the notebook runs (its timings are that machine's, as the page's are the
-    server's): the page's settings and timing budget, one CPU thread as the page uses without a GPU."""
+    server's): the page's settings and timing budget, one config per key/value head count, one CPU thread as the
+    page uses without a GPU, FlexAttention compiled where that machine can."""
+    mask = {"window": f"window:{v['window']}", "documents": f"documents:{v['docs']}"}.get(v["mask"], v["mask"])
     return (
         head(
             v,
@@ -161,19 +178,23 @@ def bench_setup(v: dict[str, Any]) -> str:
             "from attnlab.figures.bench import memory_figure, time_figure",
         )
         + f"""
-config = BenchConfig(
-    device="auto",
-    dtypes=({lit(v["dtype"])},),
-    seq_lens=tuple(sorted({lit(list(v["seq"]))})),
-    heads={v["heads"]},
-    head_dim={v["head_dim"]},
-    batch={v["batch"]},
-    causal={v["causal"]},
-    impls=tuple({lit(list(v["impls"]))}),
-    threads=None if torch.cuda.is_available() else 1,
-    warmup=2, min_reps=5, max_reps=100, min_time_s=0.1, max_time_s=1.0,
-)
-doc = run_benchmark(config)
+configs = [
+    BenchConfig(
+        device="auto",
+        dtypes=({lit(v["dtype"])},),
+        seq_lens=tuple(sorted({lit(list(v["seq"]))})),
+        heads={v["heads"]},
+        head_dim={v["head_dim"]},
+        batch={v["batch"]},
+        kv_heads=kv,
+        mask={lit(mask)},
+        impls=tuple({lit(list(v["impls"]))}),
+        threads=None if torch.cuda.is_available() else 1,
+        warmup=2, min_reps=5, max_reps=100, min_time_s=0.1, max_time_s=1.0,
+    )
+    for kv in {lit(sorted(v["kv_heads"], reverse=True))}
+]
+doc = run_benchmark(configs)
 rows = [ResultRow.from_dict(r) for r in doc["results"]]
 print(doc["env"]["device_name"], "torch", doc["env"]["torch"])
 """
@@ -267,6 +288,7 @@ LESSONS: dict[str, Recipe] = {
             Figure("bench_time", "time_figure(rows, 'time', 'T', 'ms')"),
             Figure("bench_memory", "memory_figure(rows, 'memory', 'T', 'bytes')"),
         ),
+        bench_fix,
     ),
     "tiled": Recipe(
         "tiled",

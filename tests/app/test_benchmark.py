@@ -63,6 +63,10 @@ def test_before_a_run_the_page_shows_device_settings_and_no_recordings(lang):
         "causal": "false",
         "impls": "explicit,tiled,sdpa,sdpa-math,sdpa-flash",
         "seq": "64,128,256,512",
+        "mask": "full",
+        "window": "128",
+        "docs": "4",
+        "kv_heads": "4",  # every head its own keys and values, unless asked
         "lang": lang,
         "palette": "default",
     }
@@ -106,9 +110,12 @@ def test_a_tiny_run_draws_measured_numbers_and_survives_reruns(lang):
         catalog(lang)["takeout.download"],  # the sidebar's notebook, on every page with figures
     ]
     # a widget change reruns the page but not the benchmark: the same measured rows stay on screen
-    at.toggle(key="bench.causal").set_value(True).run()
+    at.selectbox(key="bench.mask").set_value("causal").run()
     assert at.session_state["_bench.last_run"] is doc
-    assert len(at.get("plotly_chart")) == 3 and at.query_params["causal"] == "true"
+    assert (
+        len(at.get("plotly_chart")) == 3 and at.query_params["causal"] == "true" and at.query_params["mask"] == "causal"
+    )
+    assert catalog(lang)["benchmark.modern_none_live"] in texts(at, "caption")  # no window, one K/V count: no study
 
 
 def test_a_second_visitor_is_told_a_run_is_going_and_keeps_their_settings(lang):

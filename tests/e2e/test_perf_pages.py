@@ -24,10 +24,11 @@ def test_benchmark_runs_and_draws_then_a_new_setting_redraws(page, server):
     assert chart_count(page) == 3
     assert "explicit" in chart_text(page, 0) and "16|32" in chart_text(page, 0)
     assert page.get_by_role("button", name="Table as CSV").is_visible()
-    rerun(page, page.get_by_text("Causal mask").click)
-    assert "causal=true" in page.url and chart_count(page) == 3  # the measured run stays on screen
+    page.get_by_role("combobox", name="Mask").click()  # the mask rule: a selectbox, then its option
+    rerun(page, page.get_by_role("option", name="causal", exact=True).click)
+    assert "mask=causal" in page.url and "causal=true" in page.url and chart_count(page) == 3  # the run stays
     run(page)
-    page.get_by_text("B=1, H=1, d=8, causal", exact=False).wait_for(timeout=60_000)
+    page.get_by_text("B=1, H=1, K/V heads 1, d=8, causal", exact=False).wait_for(timeout=60_000)
     assert page.locator('[data-testid="stException"]').count() == 0
 
 

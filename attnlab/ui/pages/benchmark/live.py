@@ -13,12 +13,13 @@ from dataclasses import dataclass, replace
 
 import streamlit as st
 
-from attnlab.bench import BenchConfig, ResultRow, sweep_documents
+from attnlab.bench import BenchConfig, ResultRow, sweep_documents, total_rows
 from attnlab.limits import LIVE_BENCH_BUDGET_S
 from attnlab.live import Progress, Runner
 from attnlab.ui.app.i18n import t
 from attnlab.ui.app.state import session_id
 from attnlab.ui.app.text import code
+from attnlab.ui.pages.benchmark import modern
 from attnlab.ui.pages.benchmark import results as ui
 
 
@@ -41,11 +42,11 @@ START_KEY = "_bench.start"  # set by the button's click; the sweep starts below 
 POLL_S = 1.0  # how often the session whose sweep is going redraws its progress
 
 
-def run_button(make_config: Callable[[], BenchConfig], runnable: bool) -> None:
+def run_button(make_configs: Callable[[], list[BenchConfig]], runnable: bool) -> None:
     """The Run button: start this session's sweep with the settings on screen now, or keep how long to wait."""
     if st.session_state.pop(START_KEY, False) and runnable:
-        config = make_config()
-        started = BENCH.start(session_id(), config.total, lambda: sweep_documents(config))
+        configs = make_configs()
+        started = BENCH.start(session_id(), total_rows(configs), lambda: sweep_documents(configs))
         if not started and BENCH.snapshot().owner != session_id():  # a double click on one's own run says nothing
             st.session_state[BUSY_KEY] = BENCH.wait_s()
     p = BENCH.snapshot()
@@ -134,6 +135,7 @@ def this_run() -> None:
         st.caption(t("benchmark.not_run_yet"))
         return
     env, cfg = doc["env"], doc["env"]["config"]
+    kv = sorted({c["kv_heads"] for c in env.get("configs", [cfg])}, reverse=True)
     st.subheader(t("benchmark.your_run"))
     st.caption(
         t(
@@ -144,10 +146,13 @@ def this_run() -> None:
             dtype=", ".join(cfg["dtypes"]),
             batch=cfg["batch"],
             heads=cfg["heads"],
+            kv=", ".join(map(str, kv)),
             head_dim=cfg["head_dim"],
-            mask=t("benchmark.causal_short") if cfg["causal"] else t("benchmark.full_short"),
+            mask=modern.mask_label(cfg["mask"]),
             date=env["date"][:19].replace("T", " "),
         )
     )
     load_line(env)
-    ui.draw_results([ResultRow.from_dict(r) for r in doc["results"]], env, "bench.run")
+    rows = [ResultRow.from_dict(r) for r in doc["results"]]
+    ui.draw_results(rows, env, "bench.run")
+    modern.studies(rows, "bench.run", recorded=False)

@@ -22,6 +22,7 @@ from attnlab.figures.bench import memory_figure, tflops_figure, time_figure
 from attnlab.ui.app.i18n import t
 from attnlab.ui.app.text import code
 from attnlab.ui.app.widgets import chart
+from attnlab.ui.pages.benchmark import modern
 
 
 def on_gpu() -> bool:
@@ -46,14 +47,26 @@ def device_line(dtype: str) -> None:
 
 
 def refusals(
-    batch: int, heads: int, head_dim: int, seq_lens: Sequence[int], dtype: str, impls: Sequence[str]
+    batch: int,
+    heads: int,
+    head_dim: int,
+    seq_lens: Sequence[int],
+    dtype: str,
+    impls: Sequence[str],
+    kv_heads: Sequence[int] = (),
+    mask: str = "full",
 ) -> dict[int, str]:
-    """{T: translated reason} for each length whose estimated memory would pass the cap (CPU-only hosts)."""
+    """{T: translated reason} for each length whose estimated memory would pass the cap (CPU-only hosts).
+
+    With several key/value head counts the hungriest one counts (their rows run one after another)."""
     if on_gpu():
         return {}
     out = {}
     for seq in seq_lens:
-        need = estimated_peak_bytes(batch, heads, seq, dtype, tuple(impls), head_dim)
+        need = max(
+            estimated_peak_bytes(batch, heads, seq, dtype, tuple(impls), head_dim, kv_heads=kv, mask=mask)
+            for kv in (kv_heads or (heads,))
+        )
         if need <= MEMORY_CAP_BYTES:
             continue
         out[seq] = t(
@@ -81,6 +94,8 @@ def results_frame(rows: Sequence[ResultRow], env: dict) -> pd.DataFrame:
             {
                 t("benchmark.col_impl"): r.impl,
                 t("benchmark.col_dtype"): r.dtype,
+                t("benchmark.col_mask"): r.mask,
+                t("benchmark.col_kv"): r.kv_heads,
                 "T": r.seq_len,
                 t("benchmark.col_median"): _num(r.median_ms, ".4g"),
                 "p20 ms": _num(r.p20_ms, ".4g"),
@@ -121,11 +136,14 @@ def statuses(rows: Sequence[ResultRow]) -> None:
         st.warning(
             t("benchmark.oom", what=", ".join(f"{r.impl} T={r.seq_len}" for r in oom)), icon=":material/warning:"
         )
+    modern.mode_notes(rows)
 
 
 def charts(rows: Sequence[ResultRow], env: dict, key: str) -> None:
     """Time, memory and TFLOP/s against T, one line per implementation."""
-    names = dict(causal_names=(t("benchmark.causal_short"), t("benchmark.full_short")))
+    names = dict(
+        causal_names=(t("benchmark.causal_short"), t("benchmark.full_short")), mask_names=modern.mask_names(rows)
+    )
     x_title, slope = t("benchmark.axis_t"), t("common.slope")
     left, right = st.columns(2)
     with left:

@@ -11,7 +11,8 @@ from attnlab.params import Param, choice_param
 from attnlab.ui.app.i18n import t
 from attnlab.ui.app.state import PageState
 from attnlab.ui.app.text import code
-from attnlab.ui.app.widgets import multiselect, number, selectbox, toggle
+from attnlab.ui.app.widgets import multiselect, number, selectbox
+from attnlab.ui.pages.benchmark import modern
 from attnlab.ui.pages.benchmark import results as ui
 from attnlab.ui.pages.benchmark.upload import refusal
 
@@ -55,38 +56,55 @@ def page_state() -> tuple[PageState, Recorded]:
     return page, rec
 
 
+def load(page: PageState) -> None:
+    """The link's settings into the session once, read as contract 15 means them (see `modern.after_load`)."""
+    modern.after_load(page, page.load())
+
+
 def controls(page: PageState) -> None:
-    """Dtype, sizes, mask, implementations and sequence lengths."""
-    cols = st.columns([1.3, 1, 1, 1, 1], vertical_alignment="bottom")
+    """The two study presets, then dtype, sizes, mask, key/value heads, implementations and sequence lengths."""
+    modern.presets(page)
+    cols = st.columns([1.3, 1, 1, 1], vertical_alignment="bottom")
     selectbox(page, "dtype", t("benchmark.dtype"), where=cols[0])
-    number(page, "heads", t("benchmark.heads"), where=cols[1])
+    number(page, "heads", t("benchmark.heads"), where=cols[1], on_change=modern.fit_kv, args=(page,))
     number(page, "head_dim", t("benchmark.head_dim"), where=cols[2])
     number(page, "batch", t("benchmark.batch"), where=cols[3])
-    toggle(page, "causal", t("benchmark.causal"), where=cols[4])
+    modern.controls(page)
     multiselect(page, "impls", t("benchmark.impls"), help=t("benchmark.impls_help"))
     multiselect(page, "seq", t("benchmark.seq"), help=t("benchmark.seq_help"))
+    page["causal"] = page["mask"] == "causal"  # kept in the link for older readers
 
 
-def sweep_config(page: PageState, seq_lens: list[int], impls: list[str]) -> BenchConfig:
-    """The run the button starts: this page's sizes, on the GPU if there is one, one CPU thread otherwise."""
-    return BenchConfig(
-        device="auto",
-        dtypes=(page["dtype"],),
-        seq_lens=tuple(seq_lens),
-        heads=page["heads"],
-        head_dim=page["head_dim"],
-        batch=page["batch"],
-        causal=page["causal"],
-        impls=tuple(impls),
-        threads=None if ui.on_gpu() else 1,
-        **TIMING,
-    )
+def sweep_config(page: PageState, seq_lens: list[int], impls: list[str]) -> list[BenchConfig]:
+    """The run the button starts: one config per key/value head count, on the GPU if there is one, one CPU thread
+    otherwise, FlexAttention compiled where this server can. FlexAttention runs last (each key/value grouping costs
+    it a compile), so a run cut short by the time budget still holds every other implementation's rows."""
+    groups = [tuple(i for i in impls if i != "flex"), tuple(i for i in impls if i == "flex")]
+    return [
+        BenchConfig(
+            device="auto",
+            dtypes=(page["dtype"],),
+            seq_lens=tuple(seq_lens),
+            heads=page["heads"],
+            head_dim=page["head_dim"],
+            batch=page["batch"],
+            kv_heads=kv,
+            mask=modern.mask_spec(page),
+            impls=group,
+            threads=None if ui.on_gpu() else 1,
+            **TIMING,
+        )
+        for group in groups
+        if group
+        for kv in sorted(page["kv_heads"], reverse=True)  # every head its own keys first, then fewer
+    ]
 
 
 def runnable_lengths(page: PageState, impls: list[str]) -> list[int]:
     """The chosen lengths this server accepts; the refused ones are named with what they would need."""
     seq_lens = sorted(page["seq"])
-    refused = ui.refusals(page["batch"], page["heads"], page["head_dim"], seq_lens, page["dtype"], impls)
+    shape = dict(kv_heads=page["kv_heads"], mask=modern.mask_spec(page))
+    refused = ui.refusals(page["batch"], page["heads"], page["head_dim"], seq_lens, page["dtype"], impls, **shape)
     for message in refused.values():
         st.warning(message, icon=":material/block:")
     runnable = [s for s in seq_lens if s not in refused]
@@ -105,13 +123,14 @@ def how_to_record() -> None:
 
 
 def recorded_run(page: PageState, run: RecordedRun) -> None:
-    """One recorded GPU file, for the chosen dtype."""
+    """One recorded GPU file, for the chosen dtype, then its long-context studies (whatever their dtype)."""
     here = [d for d in DTYPES if any(r.dtype == d for r in run.results)]
     selectbox(page, "rdtype", t("benchmark.dtype"), options=here)
     st.markdown(f"##### {code(run.label)}")
     st.caption(ui.env_caption(run.env, run.name))
     rows = [r for r in run.results if r.dtype == page["rdtype"]]
     ui.draw_results(rows, run.env, "bench.rec", with_downloads=False)
+    modern.studies(run.results, "bench.rec", recorded=True)
 
 
 def recorded(page: PageState, rec: Recorded) -> None:

@@ -20,6 +20,7 @@ from attnlab.limits import MAX_RESULTS_UPLOAD_MB
 from attnlab.ui.app.i18n import t
 from attnlab.ui.app.text import code
 from attnlab.ui.app.widgets import chart, keep_choice
+from attnlab.ui.pages.benchmark import modern
 from attnlab.ui.pages.benchmark import results as ui
 
 KEY = "bench.up"
@@ -75,16 +76,16 @@ def _pick(label: str, key: str, options: Sequence, labels: dict | None = None) -
 
 
 def slice_of(rows: Sequence[ResultRow], key: str) -> list[ResultRow]:
-    """The rows of one dtype, head size and mask, picked among those the file holds."""
+    """The rows of one dtype, head size and mask, picked among those the file holds (key/value heads stay lines)."""
     cols = st.columns(3)
     with cols[0]:
         dtype = _pick(t("benchmark.dtype"), f"{key}.dtype", sorted({r.dtype for r in rows}))
     with cols[1]:
         head_dim = _pick(t("benchmark.head_dim"), f"{key}.hd", sorted({r.head_dim for r in rows}))
-    masks = {True: t("benchmark.causal_short"), False: t("benchmark.full_short")}
+    masks = modern.mask_names(rows)
     with cols[2]:
-        causal = _pick(t("benchmark.causal"), f"{key}.mask", sorted({r.causal for r in rows}), masks)
-    return [r for r in rows if (r.dtype, r.head_dim, r.causal) == (dtype, head_dim, causal)]
+        mask = _pick(t("benchmark.mask"), f"{key}.mask", sorted(masks), masks)
+    return [r for r in rows if (r.dtype, r.head_dim, r.mask) == (dtype, head_dim, mask)]
 
 
 def uploaded() -> RecordedRun | None:
@@ -96,6 +97,7 @@ def uploaded() -> RecordedRun | None:
     if run is not None:
         heading(run)
         ui.draw_results(slice_of(run.results, KEY), run.env, KEY, with_downloads=False)
+        modern.studies(run.results, KEY, recorded=True)
     return run
 
 
@@ -128,23 +130,24 @@ def side_by_side(sets: list[Source]) -> None:
     st.subheader(t("benchmark.compare_title"))
     st.caption(t("benchmark.compare_intro"))
     ok = [(n, r) for n, (_, rows, _) in enumerate(sets) for r in rows if r.ok and r.tflops is not None]
-    masks = {True: t("benchmark.causal_short"), False: t("benchmark.full_short")}
     pickers = (
         ("impl", t("benchmark.compare_impl"), None),
         ("dtype", t("benchmark.dtype"), None),
         ("head_dim", t("benchmark.head_dim"), None),
-        ("causal", t("benchmark.causal"), masks),
+        ("mask", t("benchmark.mask"), modern.mask_names([r for _, r in ok])),
+        ("kv_heads", t("benchmark.kv_heads"), None),
     )
     want = {}
-    for col, (field, label, labels) in zip(st.columns(4), pickers, strict=True):
+    for col, (field, label, labels) in zip(st.columns(len(pickers)), pickers, strict=True):
         if not ok:
             return
         with col:
             want[field] = _pick(label, f"bench.cmp.{field}", _common_first(ok, field), labels)
         ok = [(n, r) for n, r in ok if getattr(r, field) == want[field]]
-    key = tuple(want.values())
+    fields = tuple(want)
     picked = [
-        (label, [r for r in rows if (r.impl, r.dtype, r.head_dim, r.causal) == key], p) for label, rows, p in sets
+        (label, [r for r in rows if tuple(getattr(r, f) for f in fields) == tuple(want.values())], p)
+        for label, rows, p in sets
     ]
     x_title, dtype = t("benchmark.axis_t"), want["dtype"]
     chart(compare_figure(picked, t("benchmark.compare_tflops"), x_title, "TFLOP/s"), "bench.cmp.tflops")
