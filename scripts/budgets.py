@@ -22,9 +22,15 @@ from pathlib import Path
 from attnlab.testing import BROWSER_ARGS, app_test, cpu_seconds, open_app, rerun, rss_bytes, serve_app, settle
 
 LARGE_TEXT = " ".join(f"w{i}" for i in range(64))
+MODERN = {"rope": "half", "kv_heads": "1", "mask": "window"}  # contract 13: RoPE, shared key/value heads, a window
 SETTINGS = {
     "default": {},
     "64 tokens, d_model 64, 8 heads": {"text": LARGE_TEXT, "d_model": "64", "heads": "8"},
+    "default, RoPE, 1 key/value head, window 3": MODERN,
+    "default, 4 heads, 2 K/V heads, RoPE, ALiBi, window 3": {**MODERN, "heads": "4", "kv_heads": "2", "alibi": "1"},
+    "64 tokens, d_model 64, 8 heads, 2 K/V heads, RoPE, ALiBi, window 3": {
+        **MODERN, "text": LARGE_TEXT, "d_model": "64", "heads": "8", "kv_heads": "2", "alibi": "1"
+    },
 }
 BIG = "text=" + "+".join(f"w{i}" for i in range(64))
 LONG_SENTENCE = "+".join(
@@ -33,6 +39,9 @@ LONG_SENTENCE = "+".join(
 LARGEST = {  # the heaviest setting each page allows (DESIGN: every setting a page allows draws within 8 s)
     "Playground 64 tokens, d_model 64, 8 heads": f"/?{BIG}&d_model=64&heads=8",
     "Playground 64 tokens, d_model 64, 64 heads": f"/?{BIG}&d_model=64&heads=64",
+    "Playground 64 tokens, 64 heads, 8 K/V heads, RoPE, ALiBi, sinks": (
+        f"/?{BIG}&d_model=64&heads=64&kv_heads=8&rope=interleaved&alibi=true&mask=sinks"
+    ),
     "Presenter step 5, 64 tokens": f"/present?{BIG}&d_model=64&heads=8&step=5",
     "Multi-head 64 tokens, 64 heads": f"/multihead?{BIG}&d_model=64&heads=64",
     "Cross-attention 64 x 64 tokens, 64 heads": f"/cross?src={BIG[5:]}&tgt={BIG[5:]}&d_model=64&heads=64",
@@ -55,8 +64,9 @@ def rerun_ms(query: dict[str, str], reruns: int) -> dict[str, float]:
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     times = []
+    switch = "lab.pe" if "mask" in query else "lab.causal"  # the causal switch would take a rule's mask away
     for i in range(reruns):
-        at.toggle(key="lab.causal").set_value(i % 2 == 0)  # a real widget change each time
+        at.toggle(key=switch).set_value(i % 2 == 0)  # a real widget change each time
         start = time.perf_counter()
         at.run()
         times.append((time.perf_counter() - start) * 1000)
@@ -94,7 +104,7 @@ def browser_budgets(n_sessions: int) -> dict:
                 tab.goto(url + "/?" + "&".join(f"{k}={v.replace(' ', '+')}" for k, v in query.items()))
                 settle(tab)
                 received.clear()
-                tab.get_by_text("Causal mask").click()
+                tab.get_by_text("Positions" if "mask" in query else "Causal mask", exact=True).click()
                 tab.wait_for_timeout(500)
                 settle(tab)
                 out[f"rerun_bytes[{name}]"] = sum(received)

@@ -29,6 +29,7 @@ from pathlib import Path
 from attnlab.testing import BROWSER_ARGS, ROOT, app_test, cpu_seconds, open_app, rerun, serve_app
 
 LARGE_TEXT = "+".join(f"w{i}" for i in range(64))
+MODERN = "rope=half&kv_heads=1&mask=window"  # contract 13's budget: RoPE, shared key/value heads and a window
 NEURON_SETTINGS = "Playground settings (text, sizes, seed, mask)"  # the expander the Neuron view's controls sit in
 
 
@@ -48,6 +49,14 @@ class Case:
 CASES = [
     Case("playground", "/?lang=en", "Causal mask", "lab.causal"),
     Case("playground 64/64/8", f"/?lang=en&text={LARGE_TEXT}&d_model=64&heads=8", "Causal mask", "lab.causal"),
+    Case("playground modern", f"/?lang=en&{MODERN}", "Positions", "lab.pe"),  # the mask stays: the positions change
+    Case("playground modern 4 heads", f"/?lang=en&heads=4&{MODERN}&kv_heads=2&alibi=true", "Positions", "lab.pe"),
+    Case(
+        "playground modern 64/64/8",
+        f"/?lang=en&text={LARGE_TEXT}&d_model=64&heads=8&{MODERN}&kv_heads=2&alibi=true",
+        "Positions",
+        "lab.pe",
+    ),
     Case("multihead", "/multihead?lang=en", "Causal mask", "lab.causal"),
     Case("cross", "/cross?lang=en", "Causal decoder", "cross.causal"),
     Case("neuron", "/neuron?lang=en&q=1", "Causal mask", "lab.causal", opener=NEURON_SETTINGS),
