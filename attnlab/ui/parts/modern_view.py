@@ -131,4 +131,5 @@ def alibi_extras(view: StageView) -> list[Extra]:
     slopes = alibi_slopes(steps.n_heads)
     titles = [t("stages.alibi_head", h=h + 1, m=f"{slopes[h].item():.4g}") for h in view.shown]
     figure = alibi_figure(steps, view.shown, view.tokens, titles, **square(view))
-    return [(t("stages.alibi_note"), figure)]
+    one = f" ({titles[0]})" if len(view.shown) == 1 else ""  # a lone panel has no title: its slope goes here
+    return [(t("stages.alibi_note") + one, figure)]
