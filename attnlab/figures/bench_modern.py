@@ -8,6 +8,7 @@ are arithmetic on each row's shape. Titles and names arrive translated and are e
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 
 import plotly.graph_objects as go
@@ -16,7 +17,7 @@ from attnlab.bench.config import IMPLS
 from attnlab.bench.memory import format_bytes
 from attnlab.bench.row import ResultRow
 from attnlab.bench.studies import KvStudy, WindowStudy, kv_bytes
-from attnlab.figures.lines import LEGEND_BELOW, binary_ticks, decade_ticks, line_figure, loglog_axes
+from attnlab.figures.lines import LEGEND_BELOW, decade_ticks, line_figure, loglog_axes
 from attnlab.figures.palette import current
 from attnlab.figures.text import esc
 
@@ -66,7 +67,8 @@ def window_figure(
     if study.crossing is not None:
         line = dict(type="line", xref="x", yref="paper", x0=study.crossing, x1=study.crossing, y0=0, y1=1)
         extra["shapes"] = [dict(line, line=dict(color=current().neutral, dash="dash", width=1.5))]
-        note = dict(x=study.crossing, xref="x", y=1.0, yref="paper", yanchor="bottom", showarrow=False)
+        at = math.log10(study.crossing)  # an annotation on a log axis is placed in log10 units (a shape is not)
+        note = dict(x=at, xref="x", y=1.0, yref="paper", yanchor="bottom", showarrow=False)
         extra["annotations"] = [dict(note, text=esc(crossing_text), font=dict(size=12))]
     return line_figure(data, axes, title, 420, legend=LEGEND_BELOW, hovermode="closest", **extra)
 
@@ -78,18 +80,24 @@ def _kv_axis(study: KvStudy, x_title: str) -> dict:
 
 
 def kv_time_figure(study: KvStudy, title: str, x_title: str, y_title: str) -> go.Figure:
-    """Time against the number of key/value heads at one T, one line per implementation."""
+    """Time against the number of key/value heads at one T, one line per implementation, on a linear time axis from 0
+    (how little the time moves is the point)."""
     ordered = sorted(study.lines, key=lambda i: IMPLS.index(i) if i in IMPLS else len(IMPLS))
     data = [_timed(study.lines[i], [r.kv_heads for r in study.lines[i]], i, i) for i in ordered]
-    values = [v for rows in study.lines.values() for r in rows for v in (r.p20_ms, r.p80_ms)]
-    ticks = decade_ticks(values)
-    yaxis = dict(type="log", title=dict(text=esc(y_title)), tickvals=ticks[0], ticktext=ticks[1])
+    yaxis = dict(type="linear", rangemode="tozero", title=dict(text=esc(y_title)))
     axes = dict(xaxis=_kv_axis(study, x_title), yaxis=yaxis)
     return line_figure(data, axes, title, 380, legend=LEGEND_BELOW, hovermode="closest")
 
 
+def byte_ticks(top: int, n: int = 4) -> tuple[list[int], list[str]]:
+    """Evenly spaced ticks from 0 to `top` on a linear axis, written as binary sizes ('0 B', '32.0 MiB', ...)."""
+    values = [round(top * i / n) for i in range(n + 1)]
+    return values, [format_bytes(v) for v in values]
+
+
 def kv_memory_figure(study: KvStudy, title: str, x_title: str, y_title: str, name: str) -> go.Figure:
-    """The bytes K and V take at each number of key/value heads (B x kv x T x d x 2, in the row's dtype)."""
+    """The bytes K and V take at each number of key/value heads (2 x B x kv x T x d x item), on a linear axis: they
+    grow in proportion to the count."""
     first = study.first
     by_kv = {kv: kv_bytes(replace(first, kv_heads=kv)) for kv in study.kv_heads}
     data = [
@@ -103,7 +111,7 @@ def kv_memory_figure(study: KvStudy, title: str, x_title: str, y_title: str, nam
             hovertemplate=f"{esc(name)}<br>%{{x}}<br>%{{customdata}}<extra></extra>",
         )
     ]
-    ticks = binary_ticks(list(by_kv.values()))
-    yaxis = dict(type="log", title=dict(text=esc(y_title)), tickvals=ticks[0], ticktext=ticks[1])
+    ticks = byte_ticks(max(by_kv.values()))
+    yaxis = dict(type="linear", title=dict(text=esc(y_title)), tickvals=ticks[0], ticktext=ticks[1])
     axes = dict(xaxis=dict(type="category", title=dict(text=esc(x_title))), yaxis=yaxis)
     return line_figure(data, axes, title, 380, legend=LEGEND_BELOW, hovermode="closest", showlegend=False)
