@@ -13,7 +13,7 @@ pytestmark = pytest.mark.e2e
 def test_overview_leads_to_the_first_lesson_whose_weight_edit_updates_the_sum_and_the_link(page, server):
     open_app(page, server, "/lessons?lang=en")
     assert page.get_by_text("Attention in six lessons").is_visible()
-    assert page.get_by_text("Open the lesson").count() == 5
+    assert page.get_by_text("Open the lesson").count() == 6
     page.get_by_text("Open the lesson").first.click()
     page.wait_for_url("**/soft-dictionary**")
     settle(page)
