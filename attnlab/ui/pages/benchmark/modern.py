@@ -118,7 +118,8 @@ def _pick(label: str, key: str, options: list, labels: dict | None = None):
 def _window(study: WindowStudy, key: str) -> None:
     """One sliding-window study: the chart, and what it shows in words."""
     r, sdpa = study.first, study.sdpa[0].impl
-    names = (t("benchmark.flex_name", mode=r.mode or "eager"), t("benchmark.sdpa_dense_name", impl=sdpa))
+    mode = (r.mode or "eager").split(":")[0]  # compiled or eager: why is said beside the run, not in a legend
+    names = (t("benchmark.flex_name", mode=mode), t("benchmark.sdpa_dense_name", impl=sdpa))
     cross = "" if study.crossing is None else t("benchmark.crossing_mark", t=f"{study.crossing:,.0f}")
     fig = window_figure(study, mask_label(r.mask), t("benchmark.axis_t"), t("benchmark.axis_ms"), names, cross)
     chart(fig, f"{key}.window")
@@ -141,7 +142,7 @@ def _kv(study: KvStudy, key: str) -> None:
         title = t("benchmark.kv_time_title", t=r.seq_len, heads=r.heads)
         chart(kv_time_figure(study, title, t("benchmark.kv_axis"), t("benchmark.axis_ms")), f"{key}.kvtime")
     with right:
-        fig = kv_memory_figure(study, t("benchmark.kv_mem_title"), t("benchmark.kv_axis"), t("benchmark.axis_bytes"),
+        fig = kv_memory_figure(study, t("benchmark.kv_mem_title"), t("benchmark.kv_axis"), t("benchmark.kv_mem_axis"),
                                t("benchmark.kv_mem_name"))  # fmt: skip
         chart(fig, f"{key}.kvmem")
     fewest = min(study.kv_heads)
