@@ -14,7 +14,9 @@ import torch
 from torch.nn.attention.flex_attention import and_masks, create_mask, or_masks
 
 from attnlab import masks
+from tests.conftest import REFERENCE_GROUP
 
+pytestmark = REFERENCE_GROUP  # FlexAttention's first create_mask warms torch.func up (seconds): one worker pays it
 SIZES = [(1, 1), (5, 5), (7, 7), (4, 9), (9, 4)]  # (T_q, T_k): square, and both kinds of rectangle
 
 
