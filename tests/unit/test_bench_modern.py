@@ -1,6 +1,7 @@
 """Contract 15 on the CPU: masks and grouped heads in the harness, FlexAttention compiled or eager, the FLOP count,
-hostile --mask values. Held against PyTorch's own attention in float64 (SDPA with the dense mask of attnlab.masks)
-and against counted mask cells; torch.compile never runs here: its path is mocked."""
+hostile --mask values. The float64 reference is held against PyTorch's own SDPA in float64 (given the dense mask of
+attnlab.masks and enable_gqa), every implementation against that reference, the FLOPs against counted mask cells;
+torch.compile never runs here: its path is mocked."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from attnlab import masks
 from attnlab.bench import BenchConfig, ResultRow, estimated_peak_bytes, run_benchmark, sweep
 from attnlab.bench import __main__ as cli
 from attnlab.bench import flex as flexmod
+from attnlab.bench.env import environment
 from attnlab.bench.maskrule import MaskRule, parse_mask
 from attnlab.bench.measure import rule_flops
 from attnlab.bench.reference import reference_attention
@@ -58,16 +60,6 @@ def test_flex_and_sdpa_agree_with_the_reference_for_every_rule_and_grouping(mask
     assert rows["flex"].mode == "eager" and rows["sdpa"].mode is None
 
 
-def test_flex_itself_matches_sdpa_in_float64_with_grouped_heads():
-    """FlexAttention (eager) with the block mask of each rule, against SDPA with its dense mask: two PyTorch paths."""
-    gen = torch.Generator().manual_seed(2)
-    q, k, v = (torch.randn(1, h, T, 8, generator=gen, dtype=torch.float64) for h in (4, 2, 2))
-    for mask in RULES:
-        rule = parse_mask(mask)
-        got = flex_attention(q, k, v, block_mask=flexmod.block_mask(rule, T, q.device), enable_gqa=True)
-        torch.testing.assert_close(got, torch_answer(q, k, v, rule), rtol=0, atol=1e-12)
-
-
 def test_what_cannot_run_a_case_says_why():
     rows = {r.impl: r for r in sweep_of("window:5", 2, ("mha", "sdpa-efficient", "sdpa"))}
     assert rows["mha"].unsupported_reason.startswith("nn.MultiheadAttention has one key/value head")
@@ -99,7 +91,7 @@ def test_a_machine_without_a_compiler_runs_eager_and_says_so(monkeypatch):
     monkeypatch.setattr(flexmod, "compile_flex", lambda: pytest.fail("no compiler: nothing may be compiled"))
     (row,) = sweep_of("causal", 4, ("flex",), flex_compile=True)
     assert row.ok and row.mode.startswith("eager: no C++ compiler (g++ is not on PATH)")
-    env = run_benchmark(BenchConfig(device="cpu", seq_lens=(8,), heads=1, head_dim=4, impls=("flex",), **FAST))["env"]
+    env = environment(torch.device("cpu"), BenchConfig(device="cpu", impls=("flex",)))
     assert env["flex"]["compile"].startswith("eager: no C++ compiler")
 
 
