@@ -121,3 +121,19 @@ def test_flex_attention_checks_the_same_run_when_asked():
     table = next(m.value for m in at.sidebar.markdown if "SDPA" in m.value)
     assert table.count("↔ Flex") == 4 and "SDPA · W" in table
     assert catalog("en")["lab.check_pass"] in texts(at, "success")
+
+
+def test_uploaded_grouped_weights_set_the_key_value_heads_and_travel_in_the_link():
+    from attnlab.multihead import MultiHeadWeights
+    from attnlab.weights_io import to_json
+
+    uploaded = MultiHeadWeights.random(8, seed=99, n_heads=4, n_kv_heads=1)  # W_K, W_V: 8 x 2, one shared head
+    at = open_page(heads="2")
+    at.toggle(key="lab.editor_open").set_value(True).run()
+    at.file_uploader(key="lab.upload").set_value(("mine.json", to_json(uploaded), "application/json")).run()
+    assert_clean(at)
+    assert at.query_params["heads"] == "4" and at.query_params["kv_heads"] == "1"  # whole groups of 4 query heads
+    x = run_lab(LabConfig(heads=4, kv_heads=1)).x
+    np.testing.assert_allclose(heatmap_values(at, K)[0], (x @ uploaded.w_k).numpy())
+    shared = open_page(**{k: at.query_params[k] for k in at.query_params})  # the edited cells fit in the link
+    np.testing.assert_allclose(heatmap_values(shared, K)[0], heatmap_values(at, K)[0])

@@ -159,7 +159,7 @@ def take_upload() -> None:
         LAB["heads"] = max(
             (h for h in divisors(weights.d_model) if h % group == 0 and h <= LAB["heads"]), default=group
         )
-    LAB["kv_heads"] = st.session_state[HEADS_SEEN] = LAB["heads"] // group
+    LAB["kv_heads"], st.session_state[HEADS_SEEN] = LAB["heads"] // group, LAB["heads"]
     base = seeded_weights(replace(config(), d_model=weights.d_model, edits=()))
     st.session_state[EDITS] = edits_between(base, weights)
     st.session_state[CELL_PROBLEMS] = []
