@@ -201,7 +201,7 @@ from attnlab.anatomy.neuron import trace
 
 h, i = min({v["h"]}, heads) - 1, min({v["q"]}, len(tokens) - 1)  # the page's head (from 1) and query row
 q, k, w = (getattr(result.steps.heads, x)[h] for x in ("q", "k", "v"))
-n = trace(q, k, w, i, is_causal=causal).neuron
+n = trace(q, k, w, i, {"attn_mask=result.steps.heads.bias[h]" if v.get("modern_on") else "is_causal=causal"}).neuron
 """
     )
 
