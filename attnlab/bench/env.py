@@ -73,7 +73,7 @@ def environment(device: torch.device, config: BenchConfig) -> dict:
         "config": asdict(config),
     }
     if "flex" in config.impls:
-        missing = compiler_missing(device) if config.flex_compile else "eager asked for (--flex-eager)"
+        missing = compiler_missing(device) if config.flex_compile else "as asked (flex_compile=False, --flex-eager)"
         env["flex"] = {
             "compile": "torch.compile(flex_attention, dynamic=True), once per dtype, shape and rule"
             if missing is None
