@@ -20,7 +20,9 @@ from attnlab.bench.env import environment
 from attnlab.bench.maskrule import MaskRule, parse_mask
 from attnlab.bench.measure import rule_flops
 from attnlab.bench.reference import reference_attention
+from tests.conftest import REFERENCE_GROUP
 
+pytestmark = REFERENCE_GROUP  # eager FlexAttention imports torch._dynamo (seconds): one worker pays it
 FAST = dict(warmup=0, min_reps=1, max_reps=2, min_time_s=0.0, max_time_s=0.01)
 RULES = ("full", "causal", "window:5", "documents:4")
 T = 16
