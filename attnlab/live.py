@@ -4,10 +4,15 @@ A page starts a run for its session; a session that asks while another's run is 
 long that one has left (the caller keeps its own settings: nothing of a refused request is stored). The worker
 only records what each step yields, under a lock, through its `Progress` kind's `add`; every session draws its
 own text and figures from a copy. A page subclasses `Progress` to keep what its steps give (losses, a document).
+
+`HOLD_ENV` is for the browser tests alone: while the file it names exists, a run that has taken its last step stays
+going, so a test that needs a run going (a second tab told to wait, a page that must poll to the end) holds it
+there and lets it end when it is ready, however slow the machine is. Unset (as on any real server), nothing waits.
 """
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -16,6 +21,14 @@ from dataclasses import dataclass, field, replace
 from attnlab.limits import MAX_FINISHED_RUNS
 
 StepFn = Callable[[], Iterable[tuple]]  # yields (step, what the step gave...) as the run goes
+HOLD_ENV = "ATTNLAB_LIVE_HOLD"  # browser tests: a path; while that file exists, a run stays going after its last step
+HOLD_POLL_S = 0.05
+
+
+def held() -> bool:
+    """Whether a test holds runs open: HOLD_ENV names a file that exists (never, where HOLD_ENV is unset)."""
+    path = os.environ.get(HOLD_ENV)
+    return bool(path) and os.path.exists(path)
 
 
 @dataclass(frozen=True)
@@ -95,6 +108,8 @@ class Runner:
                     break
         except Exception as failure:  # noqa: BLE001 -- a failed run must free the server's one slot and say why
             ended = f"failed: {failure}"
+        while held():
+            time.sleep(HOLD_POLL_S)
         with self.lock:
             self.progress = replace(self.progress, running=False, ended=ended)
             self.finished[self.progress.owner] = self.progress

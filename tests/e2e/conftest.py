@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from attnlab.testing import BROWSER_ARGS, ROOT, open_app, rerun, serve_app, settle
+from attnlab.live import HOLD_ENV
+from attnlab.testing import BROWSER_ARGS, PATIENCE_MS, ROOT, open_app, rerun, serve_app, settle
 
 __all__ = ["ROOT", "open_app", "rerun", "serve_app", "settle"]
 
@@ -55,11 +56,17 @@ _SHARED: dict[str, bool] = {"visited": False}
 
 
 @pytest.fixture(scope="session")
-def shared_server() -> str:
+def hold_file(tmp_path_factory) -> Path:
+    """While this file exists, the shared server's live runs stay going after their last step (`attnlab.live`)."""
+    return tmp_path_factory.mktemp("live") / "hold"
+
+
+@pytest.fixture(scope="session")
+def shared_server(hold_file) -> str:
     """Base URL of the app served by `streamlit run app.py` for the whole test session."""
     if not HAVE_CHROMIUM:
         _no_browser()
-    with serve_app() as served:
+    with serve_app(env={**os.environ, HOLD_ENV: str(hold_file)}) as served:
         yield served.url
 
 
@@ -68,6 +75,18 @@ def server(shared_server) -> str:
     """The shared server, for a test that does not mind what earlier tests did there."""
     _SHARED["visited"] = True
     return shared_server
+
+
+@pytest.fixture
+def hold(server, hold_file):
+    """Hold the shared server's live runs going after their last step; call the value to let them end.
+
+    A test that needs a run going (a second tab pressing Run, a page that must poll to the end) then does not race
+    the run's own length, whatever the machine's speed; the hold is let go when the test ends, passed or not.
+    """
+    hold_file.touch()
+    yield lambda: hold_file.unlink(missing_ok=True)
+    hold_file.unlink(missing_ok=True)
 
 
 @pytest.fixture
@@ -111,6 +130,7 @@ def context(playwright_driver, tmp_path_factory):
         args=BROWSER_ARGS + SHARED_RENDERER + TEST_V8,
         viewport={"width": 1400, "height": 1000},
     )
+    shared.set_default_timeout(PATIENCE_MS)  # a click or a locator's wait on a loaded machine: the waits' one cap
     yield shared
     shared.close()
 

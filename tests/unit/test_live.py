@@ -12,7 +12,7 @@ import attnlab.bench.busy as busy
 from attnlab.bench import BenchConfig, sweep_documents
 from attnlab.bench.busy import BusyMeter
 from attnlab.limits import BUSY_OTHER_CORES
-from attnlab.live import Progress, Runner
+from attnlab.live import HOLD_ENV, Progress, Runner
 from attnlab.ui.pages.benchmark.live import Sweep
 
 TINY = BenchConfig(
@@ -140,3 +140,21 @@ def test_ended_runs_nobody_collects_are_bounded(monkeypatch):
         runner.start(owner, 1, lambda: iter([(1,)]))
         wait_until_free(runner)
     assert list(runner.finished) == ["c", "d", "e"]  # the oldest went first
+
+
+def test_a_held_run_stays_going_after_its_last_step_until_the_hold_file_goes(monkeypatch, tmp_path):
+    """The browser tests' hold (HOLD_ENV): every step is recorded, the slot stays taken, then the run ends."""
+    hold = tmp_path / "hold"
+    monkeypatch.setenv(HOLD_ENV, str(hold))
+    runner = Runner(100.0)
+    runner.start("a", 1, lambda: iter([(1,)]))
+    assert wait_until_free(runner).ended == "done" and runner.take("a")  # no file: nothing waits
+    hold.touch()
+    runner.start("a", 2, lambda: iter([(1,), (2,)]))
+    while runner.snapshot().done < 2:  # the steps go on as ever
+        threading.Event().wait(0.01)
+    assert not runner.start("b", 1, lambda: iter([(1,)]))  # held: still going, so another caller is refused
+    assert runner.snapshot().running and runner.take("a") is None
+    hold.unlink()
+    p = wait_until_free(runner)
+    assert p.ended == "done" and p.steps == (1, 2) and runner.take("a") == p
