@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-BYTES = {"fp32": 4.0, "bf16": 2.0, "fp8": 1.0, "int4": 0.5}  # bytes per cached number (or weight) by format
+BYTES = {"fp32": 4, "bf16": 2, "fp8": 1, "int4": 0.5}  # bytes per cached number (or weight) by format
 H100_BYTES = 80 * 10**9  # an H100's 80 GB as sold (10^9 bytes); the driver and activations take some of it too
 
 
@@ -162,3 +162,18 @@ def same_width(shape: ModelShape) -> dict[str, ModelShape]:
 def _divisor_at_most(n: int, at_most: int) -> int:
     """The largest divisor of n not above `at_most` (at least 1)."""
     return max(k for k in range(1, max(at_most, 1) + 1) if n % k == 0)
+
+
+def curve_tokens(context: int, window: int = 0) -> list[int]:
+    """Context lengths a chart samples: powers of 4 from 256 up to the first past `context` (1M at least), the
+    context itself and the window's edge, ascending."""
+    top = max(context, 2**20)
+    tokens = {4**e for e in range(4, 13) if 4 ** (e - 1) < top}
+    return sorted(tokens | {context} | ({window} if 0 < window < max(tokens) else set()))
+
+
+def curves(
+    shapes: dict[str, ModelShape], tokens: list[int], batch: int = 1, bytes_per_number: float = 2
+) -> dict[str, list[float]]:
+    """Each shape's whole cache at each context length: what the page's chart draws."""
+    return {key: [cache_bytes(s, t, batch, bytes_per_number) for t in tokens] for key, s in shapes.items()}

@@ -90,3 +90,15 @@ MAX_NPY_HEADER_BYTES = 4096  # a .npy header numpy writes for a matrix is 118 by
 TOL_ANSWER_ROW_SUM = 0.02  # a hand-added row of two-decimal weights can miss 1 by a rounding step or two
 TOL_ANSWER_TIE = 1e-9  # keys whose weights agree this closely share the top (equal tokens give equal weights)
 TOL_ANSWER_SPREAD = 1e-9  # smaller changes of the mean top weight count as "unchanged"
+
+# The key/value cache page (contract 14): a shape a visitor types, and the small MLA computed live.
+MAX_KV_CONTEXT = 10**7  # tokens of context the page sizes a cache for (only arithmetic: nothing is allocated)
+MAX_KV_BATCH = 4096  # sequences at once
+MAX_KV_SIZE = 4096  # layers, heads, key/value heads or head width of a typed shape
+MAX_KV_LATENT = 65536  # an MLA latent or rotated key width of a typed shape
+MAX_KV_BILLIONS = 10_000.0  # a typed model's parameters, in billions (the weights beside the cache)
+MAX_MLA_TOKENS = 12  # tokens of the page's live MLA: every stage is a heatmap
+MAX_MLA_HEADS = 8
+MAX_MLA_HEAD_DIM = 16
+MAX_MLA_LATENT = 64
+MAX_MLA_ROPE = 16  # the shared rotated key's width (even)

@@ -27,7 +27,9 @@ from attnlab.limits import (
     MAX_TILED_TOKENS,
     MAX_TOKENS,
     MIN_D_MODEL,
+    TRAINED_MAX_SYMBOLS,
 )
+from attnlab.links_kv import KV_SCOPES
 from attnlab.links_lessons import LESSON_SCOPES
 from attnlab.params import (
     Invalid,
@@ -37,6 +39,7 @@ from attnlab.params import (
     dump_bool,
     int_param,
     list_param,
+    optional_int_param,
     text_param,
 )
 
@@ -199,6 +202,8 @@ def _decoder() -> tuple[Param, ...]:
         text_param("corrupt_seq", "", MAX_DECODER_SEQ_CHARS),
         choice_param("receiver", "2.1", tuple(f"{ly}.{hd}" for ly in (1, 2) for hd in range(1, SHIPPED_HEADS + 1))),
         choice_param("into", "k", ("q", "k", "v")),
+        optional_int_param("window", 1, TRAINED_MAX_SYMBOLS + 1),  # the stepper's window cache (+1: the marker)
+        int_param("sinks", 0, 0, TRAINED_MAX_SYMBOLS),  # tokens it keeps from the start (contract 14)
     )
 
 
@@ -268,6 +273,7 @@ SCOPES: dict[str, Callable[[], tuple[Param, ...]]] = {  # scope (its session-sta
     **LESSON_SCOPES,
     "bench": _bench,
     "tiled": _tiled,
+    **KV_SCOPES,
 }
 
 

@@ -191,6 +191,38 @@ def above_param(name: str, default: float, above: float, hi: float) -> Param:
     return Param(name, default, parse, dump_float, above, hi)
 
 
+NONE_WORDS = {"", "none", "off", "no"}  # what an optional number is in a link when there is none
+
+
+def dump_optional(value: int | None) -> str:
+    """An optional whole number travels as itself, or `none`."""
+    return "none" if value is None else str(value)
+
+
+def optional_int_param(name: str, lo: int, hi: int) -> Param:
+    """A whole number in [lo, hi], or None (absent, or `none` in the link); default None.
+
+    Below `lo` means none (reason `below_lo`, said); above `hi` is clamped; anything else falls back to None.
+    """
+
+    def parse(raw: str) -> int | None:
+        if str(raw).strip().lower() in NONE_WORDS:
+            return None
+        try:
+            value = parse_number(raw)
+        except (ValueError, OverflowError):
+            raise Invalid("not_int", None) from None
+        if not value.is_integer():
+            raise Invalid("not_int", None)
+        if value < lo:
+            raise Invalid("below_lo", None, lo=lo)
+        if value > hi:
+            raise Invalid("out_of_range", hi, lo=lo, hi=hi)
+        return int(value)
+
+    return Param(name, None, parse, dump_optional, lo, hi)
+
+
 def text_param(name: str, default: str, max_chars: int = MAX_TEXT_CHARS) -> Param:
     """Free text, cut at `max_chars` (and said so)."""
 

@@ -76,16 +76,10 @@ def generate(decoder: Decoder, symbols, n: int, ablate=(), *, window: int | None
     _feed(decoder, ids[:-1], cache, ablate)
     newest = ids[-1:]
     for _ in range(n):
-        before = [*cache.positions, cache.next_position] if window is not None else []
         logits, steps = _feed(decoder, newest, cache, ablate)
         probs = torch.softmax(logits[0, -1], -1)  # (V,)
         best = int(probs.argmax())
-        weights = torch.stack([s.weights[0, :, -1] for s in steps])  # (L, H, keys the step saw)
-        if window is None:
-            positions = np.arange(cache.length)
-        else:  # the step saw the cache before eviction: keep the weights of the tokens still cached
-            positions = np.asarray(cache.positions)
-            weights = weights[..., [before.index(p) for p in cache.positions]]
+        positions = np.arange(cache.length) if window is None else np.asarray(cache.positions)
         out.append(
             CacheStep(
                 symbol=decoder.vocab[best],
@@ -93,7 +87,7 @@ def generate(decoder: Decoder, symbols, n: int, ablate=(), *, window: int | None
                 query=torch.stack([s.q[0, :, -1] for s in steps]).numpy(),  # (L, H, d)
                 keys=torch.stack(cache.keys)[:, 0].numpy(),  # (L, H, t, d)
                 values=torch.stack(cache.values)[:, 0].numpy(),
-                weights=weights.numpy(),  # (L, H, t)
+                weights=torch.stack([s.weights[0, :, -1] for s in steps]).numpy(),  # (L, H, t)
                 probs=probs.numpy(),
                 positions=positions,
             )

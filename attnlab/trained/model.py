@@ -144,18 +144,25 @@ class AttnOnly(nn.Module):
 
     @staticmethod
     def window_steps(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, layer: int, cache: KVCache) -> AttentionSteps:
-        """The new tokens' queries over what the window cache holds at each one's turn, then the cache evicts.
+        """The new tokens' queries over what the window cache holds at each one's turn; the cache then keeps the sinks
+        and the last `window` tokens (the newest included).
 
-        The stages cover the cache before eviction plus the new rows; a key outside a query's window is blocked.
-        Afterwards the layer keeps the sinks and the last `window` tokens (the newest included).
+        One new token: the token that falls out of its window is evicted first, and the query attends to all the
+        cache holds (no mask). Several (the prompt): their stages cover the cache before eviction plus the new rows,
+        each query's keys outside its window blocked, and the eviction follows.
         """
         new = torch.arange(cache.fed, cache.fed + q.size(-2))  # (T_new,): the new tokens' positions
         pos = torch.cat([torch.tensor(cache.positions, dtype=torch.long), new])  # (t,)
         k = torch.cat([cache.keys[layer], k], -2)  # (B, H, t, d_k)
         v = torch.cat([cache.values[layer], v], -2)
-        steps = attention_steps(q, k, v, attn_mask=cache.rule(new, pos))
         keep = (pos < cache.sinks) | (pos > new[-1] - cache.window)
-        cache.keys[layer], cache.values[layer] = k[..., keep, :], v[..., keep, :]
+        if q.size(-2) == 1:
+            k, v = k[..., keep, :], v[..., keep, :]
+            steps = attention_steps(q, k, v)
+        else:
+            steps = attention_steps(q, k, v, attn_mask=cache.rule(new, pos))
+            k, v = k[..., keep, :], v[..., keep, :]
+        cache.keys[layer], cache.values[layer] = k, v
         return steps
 
     def forward(

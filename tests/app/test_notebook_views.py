@@ -71,6 +71,7 @@ PAGE_VIEWS = {  # every other page with figures, at its defaults (the Benchmark 
     "masking": "views/masking.py",
     "cost": "views/cost.py",
     "tiled": "views/tiled.py",
+    "kv-cache": "views/kv_cache.py",
 }
 
 

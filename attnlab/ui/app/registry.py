@@ -62,6 +62,7 @@ PAGES: tuple[PageSpec, ...] = (
     PageSpec("cost", "speed", "cost", "lessons", lesson="cost"),
     PageSpec("benchmark", "timer", "benchmark", "performance"),
     PageSpec("tiled", "grid_view", "tiled", "performance"),
+    PageSpec("kv_cache", "memory", "kv-cache", "performance"),
 )
 BY_FILE = {spec.file: spec for spec in PAGES}
 CURRENT = "app.page"  # session-state key: the URL path of the page this run shows

@@ -6,6 +6,8 @@ read-only by every session; the measured step times are cached numbers; text and
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pandas as pd
 import streamlit as st
@@ -18,6 +20,7 @@ from attnlab.trained.patching import period
 from attnlab.ui.app.i18n import t
 from attnlab.ui.app.text import code
 from attnlab.ui.app.widgets import chart, slider
+from attnlab.ui.pages.decoder import window
 from attnlab.ui.pages.decoder.sections import DECODER, decoder, head_name
 
 TOP = 5  # predictions listed per step
@@ -25,9 +28,11 @@ TIMING_REPEATS = 10  # steps timed per measurement (the median is shown)
 
 
 @st.cache_resource(show_spinner=False, max_entries=MAX_DECODER_RUNS)
-def generation(model: str, step: int, prompt: tuple[str, ...], ablate: tuple, n: int) -> list[trained.CacheStep]:
-    """n greedy steps with the cache, shared read-only by every session asking the same."""
-    return trained.generate(decoder(model, step), list(prompt), n, ablate)
+def generation(
+    model: str, step: int, prompt: tuple[str, ...], ablate: tuple, n: int, window: int | None = None, sinks: int = 0
+) -> list[trained.CacheStep]:
+    """n greedy steps with the cache (a window cache when asked), shared read-only by every session asking the same."""
+    return trained.generate(decoder(model, step), list(prompt), n, ablate, window=window, sinks=sinks)
 
 
 @st.cache_data(show_spinner=False, max_entries=MAX_DECODER_RUNS)
@@ -48,7 +53,8 @@ def section(model: trained.Decoder, step: int, symbols: list[str], ablate: tuple
     if n < 1:
         st.info(t("patching.gen_no_room", cap=model.max_len), icon=":material/content_cut:")
         return
-    steps = generation(name, step, tuple(symbols), ablate, n)
+    cache_window, sinks = window.controls()
+    steps = generation(name, step, tuple(symbols), ablate, n, cache_window, sinks)
     DECODER["gen"] = min(DECODER["gen"], n)
     cols = st.columns([1, 1, 6])
     cols[0].button(t("patching.gen_back"), on_click=move, args=(-1, n), icon=":material/skip_previous:")
@@ -59,6 +65,8 @@ def section(model: trained.Decoder, step: int, symbols: list[str], ablate: tuple
     s = steps[i - 1]
     tokens = [model.start, *symbols, *(x.symbol for x in steps[: i - 1])]  # what the cache holds after this step
     story(model, symbols, steps, i, tokens)
+    runs = functools.partial(generation, name, step, tuple(symbols), ablate, n)  # runs(window, sinks)
+    window.accuracy(symbols, runs, cache_window, sinks)
     layer, head = pick_head(model)
     draw_step(s, tokens, layer, head)
     guesses(model, s)
@@ -75,7 +83,7 @@ def story(model: trained.Decoder, symbols: list[str], steps: list, i: int, token
             i=i,
             n=len(steps),
             token=code(s.token, 20),
-            t=len(tokens),
+            t=len(s.positions),
             symbol=code(s.symbol, 20),
             p=f"{float(s.probs.max()):.2f}",
             made=made,
@@ -102,18 +110,29 @@ def pick_head(model: trained.Decoder) -> tuple[int, int]:
 
 
 def draw_step(s: trained.CacheStep, tokens: list[str], layer: int, head: int) -> None:
-    """The new query row, K and V with their new row outlined, and the query's weights over the cache."""
+    """The new query row, K and V with their new row outlined, and the query's weights over the cache; with a
+    window that has evicted tokens, every token so far is drawn and the evicted ones are greyed."""
     new, d = len(tokens) - 1, s.query.shape[-1]
     st.markdown(f"**{t('patching.gen_query', token=code(s.token, 20))}**")
     chart(matrix_figure(s.query[layer, head][None], [s.token], dim_labels(d)), "decoder.gen.q")
+    evicted = len(s.positions) < len(tokens)
+    keys, values, weights, kept = window.cached(s, len(tokens)) if evicted else (s.keys, s.values, s.weights, None)
+    window.kept_note(s, tokens)
     cols = st.columns(2)
-    for col, (label, m) in zip(cols, (("K", s.keys), ("V", s.values)), strict=True):
+    for col, (label, m) in zip(cols, (("K", keys), ("V", values)), strict=True):
         with col:
-            st.markdown(f"**{t('patching.gen_cache', name=label, t=len(tokens))}**")
-            fig = matrix_figure(m[layer, head], tokens, dim_labels(d), highlight_row=new)
+            st.markdown(f"**{t('patching.gen_cache', name=label, t=len(s.positions))}**")
+            if evicted:
+                fig = window.matrix(m[layer, head], tokens, dim_labels(d), kept[:, None], highlight_row=new)
+            else:
+                fig = matrix_figure(m[layer, head], tokens, dim_labels(d), highlight_row=new)
             chart(fig, f"decoder.gen.{label}")
-    st.markdown(f"**{t('patching.gen_weights', token=code(s.token, 20), t=len(tokens))}**")
-    chart(matrix_figure(s.weights[layer, head][None], [s.token], tokens, kind="prob"), "decoder.gen.w")
+    st.markdown(f"**{t('patching.gen_weights', token=code(s.token, 20), t=len(s.positions))}**")
+    row = weights[layer, head][None]
+    if evicted:
+        chart(window.matrix(row, [s.token], tokens, kept[None], kind="prob"), "decoder.gen.w")
+    else:
+        chart(matrix_figure(row, [s.token], tokens, kind="prob"), "decoder.gen.w")
     st.caption(t("patching.gen_mask"))
 
 
