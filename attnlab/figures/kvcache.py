@@ -16,7 +16,7 @@ from attnlab.figures.matrix import matrix_figure
 from attnlab.figures.palette import current
 from attnlab.figures.text import esc
 
-UNITS = ("B", "kB", "MB", "GB", "TB", "PB", "EB")
+UNITS = ("B", "kB", "MB", "GB", "TB", "PB", "EB", "ZB", "YB")
 
 
 def human_bytes(n: float) -> str:

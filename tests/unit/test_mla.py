@@ -24,7 +24,7 @@ shapes = st.tuples(
 )
 
 
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=12, deadline=None)
 @given(shape=shapes, seed=st.integers(0, 2**16), causal=st.booleans())
 def test_absorbed_gives_the_plain_weights_and_output(shape, seed, causal):
     d, h, c, nope, r, v, t = shape
