@@ -7,6 +7,7 @@ costs more than the rest of a rerun, so the builders write plain specs that are 
 from __future__ import annotations
 
 import functools
+import re
 from typing import Any
 
 import numpy as np
@@ -62,6 +63,34 @@ class Prebuilt(BaseFigure):
 
     def __repr__(self) -> str:
         return f"Prebuilt({len(self._spec.get('data', []))} traces)"
+
+    def mounted_once(self) -> Prebuilt:
+        """The same figure as the app sends it, so that Plotly draws it once in the browser, not two or three times.
+
+        Streamlit's chart element hands a figure to `Plotly.react` again after mounting it: its theme pass copies
+        the figure through JSON, then the width it measured is set. Plotly redraws every cell of every panel when
+        the layout's template is a new object (a template is compared by identity) or, without a `datarevision`,
+        when any data array is. So the template's axis defaults are written into every axis (the template
+        goes; what Plotly draws is the same), and `datarevision` is fixed: a chart whose spec changes gets a new
+        element id from Streamlit (the id hashes the spec), so a mounted chart's arrays never change.
+        """
+        layout = self._spec["layout"]
+        if layout.get("template") is not NO_TEMPLATE:
+            return self
+        axes = {_axis_key(trace, letter) for trace in self._spec["data"] for letter in "xy"}
+        axes |= {name for name in layout if _AXIS.fullmatch(name)}
+        out = {name: value for name, value in layout.items() if name != "template"}
+        for name in axes:
+            out[name] = {**NO_TEMPLATE["layout"][name[0] + "axis"], **layout.get(name, {})}
+        return Prebuilt({**self._spec, "layout": {**out, "datarevision": 1}})
+
+
+_AXIS = re.compile(r"[xy]axis\d*")
+
+
+def _axis_key(trace: dict, letter: str) -> str:
+    """The layout key of the axis a trace is drawn on: "x2" -> "xaxis2"."""
+    return f"{letter}axis{trace.get(letter + 'axis', letter)[1:]}"
 
 
 @functools.cache

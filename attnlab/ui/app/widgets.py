@@ -150,6 +150,7 @@ def chart_config(key: str, image_only: bool = False) -> dict:
 def chart(fig: go.Figure | dict, key: str) -> None:
     """A Plotly chart at full width with a lean toolbar; a prebuilt figure is drawn without Streamlit's theme pass."""
     theme = None if isinstance(fig, Prebuilt) else "streamlit"
+    fig = fig.mounted_once() if isinstance(fig, Prebuilt) else fig
     st.plotly_chart(fig, width="stretch", config=chart_config(key), key=key, theme=theme)
 
 
