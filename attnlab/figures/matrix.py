@@ -36,6 +36,12 @@ TEXT_CELLS = 160  # write each cell's value on the chart when the matrix is at m
 BIG_CELLS = 1024  # above this many cells a chart sends float32 instead of float64
 GAP_SIDE = 64  # up to this many rows and columns cells are drawn apart; beyond, a gap is under a pixel wide and
 # Plotly draws gapped cells one by one (2.4x slower for a 128 x 1536 matrix in Chromium)
+GAP_ACROSS = 128  # ... and up to this many columns across a chart's panels side by side (cells of 7 px or more on
+# the page's 940 px): four 64 x 64 heads are 256 columns of 3-px cells, a third of each one a gap, painted 2.8x slower
+BLOCKED_LABEL_ACROSS = 48  # blocked cells say "−∞" up to this many columns across a chart (a label of 12 px or more);
+# past it the grey and the hover say it: Plotly formats a label for every cell of the layer, drawn or not, and lays
+# out one text node per blocked cell (2,016 for one causal 64 x 64 head: its draw took 5.9x as long, four such heads
+# in one chart 2.7x, in Chromium on the busy machine)
 
 
 def _zrange(m: np.ndarray, kind: Kind) -> dict:
@@ -62,9 +68,12 @@ def heatmap_traces(
     blocked_text: str = "blocked",
     showscale: bool = True,
     text: bool | None = None,
+    across: int | None = None,
 ) -> list[dict]:
     """The heatmap of `m` plus, where `m` is -inf, a grey layer that says the cell is blocked.
 
+    `across` is how many columns the whole chart shows side by side (every panel of a grid; `m`'s own by
+    default): past `GAP_ACROSS` cells touch, past `BLOCKED_LABEL_ACROSS` blocked cells carry no "−∞".
     Traces are plain dicts: building Plotly objects property by property costs more than
     the rest of a Playground rerun.
     """
@@ -73,7 +82,9 @@ def heatmap_traces(
     blocked = np.isneginf(m)
     z = np.where(blocked, np.nan, m)
     z = z if z.size <= BIG_CELLS else z.astype(np.float32)  # halves the bytes of big charts
-    gap = 1 if max(m.shape) <= GAP_SIDE else 0
+    across = m.shape[-1] if across is None else across
+    gap = 1 if max(m.shape) <= GAP_SIDE and across <= GAP_ACROSS else 0
+    label = across <= BLOCKED_LABEL_ACROSS
     text = m.size <= TEXT_CELLS if text is None else text
     x, y = unique_labels(cols), unique_labels(rows)
     where = f"{row_name}: <b>%{{y}}</b><br>{col_name}: <b>%{{x}}</b><br>"
@@ -106,8 +117,7 @@ def heatmap_traces(
                 showscale=False,
                 colorscale=[[0.0, palette.blocked], [1.0, palette.blocked]],
                 name="blocked",
-                text=np.where(blocked, "−∞", "").tolist(),
-                texttemplate="%{text}",
+                **(dict(text=np.where(blocked, "−∞", "").tolist(), texttemplate="%{text}") if label else {}),
                 xgap=gap,
                 ygap=gap,
                 textfont=dict(color=palette.blocked_text),
@@ -224,7 +234,7 @@ def grid_figure(
         )
         layout[f"yaxis{suffix}"]["showticklabels"] = c == 0  # the panels of a row share their row labels
         extra = hover_extra[i] if hover_extra else None
-        traces = heatmap_traces(m, rows, cols, hover_extra=extra, showscale=i == 0, **kw)
+        traces = heatmap_traces(m, rows, cols, hover_extra=extra, showscale=i == 0, across=per_row * len(cols), **kw)
         traces[0].update(shared)  # traces[0] is the values; any other is the blocked layer
         data += [dict(trace, xaxis=f"x{suffix}", yaxis=f"y{suffix}") for trace in traces]
         layout["shapes"] += _row_outline(highlight_row, len(rows), len(cols), suffix)
