@@ -22,7 +22,7 @@ import time
 import torch
 
 FORMATS = ("fp8", "bf16")  # the buttons clicked in turn
-LABELS = {"fp8": "fp8 (1 B)", "bf16": "bf16 (2 B)"}  # their English labels (kvcache.format)
+LABELS = {"fp8": "fp8 · 1 B", "bf16": "bf16 · 2 B"}  # their English labels (kvcache.format)
 
 
 def summary(ms: list[float]) -> dict[str, float]:

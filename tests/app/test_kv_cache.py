@@ -20,7 +20,7 @@ def test_defaults_show_llama_3_8bs_cache_the_chart_and_the_mla_from_the_library(
     assert_clean(at)
     cat, llama = catalog(lang), kvcache.MODELS["llama-3-8b"]
     assert metric(at, lang, "kvcache.per_token") == human_bytes(131_072) == "131 kB"
-    assert metric(at, lang, "kvcache.total", t="8,192", batch=1) == human_bytes(kvcache.cache_bytes(llama, 8192))
+    assert metric(at, lang, "kvcache.total") == human_bytes(kvcache.cache_bytes(llama, 8192))
     assert metric(at, lang, "kvcache.weights") == human_bytes(kvcache.PARAMETERS["llama-3-8b"] * 2)
     latex = " ".join(e.value for e in at.latex)
     assert r"2 \cdot 32 \cdot 8 \cdot 128 \cdot 2 = 131{,}072" in latex
@@ -60,7 +60,7 @@ def test_a_bad_custom_link_is_replaced_and_said_in_chinese_and_the_page_uses_wha
     assert (q["layers"], q["kv_heads"], q["context"], q["window"]) == ("1", "6", "10000000", "none")
     shape = kvcache.ModelShape("custom", 1, 12, 6, 128)
     assert metric(at, "zh", "kvcache.per_token") == human_bytes(kvcache.bytes_per_token(shape))
-    assert metric(at, "zh", "kvcache.total", t="10,000,000", batch=1) == human_bytes(kvcache.cache_bytes(shape, 10**7))
+    assert metric(at, "zh", "kvcache.total") == human_bytes(kvcache.cache_bytes(shape, 10**7))
 
 
 def test_typed_heads_that_do_not_divide_and_a_rope_without_latent_are_said_and_kept(lang):

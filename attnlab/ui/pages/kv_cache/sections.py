@@ -53,7 +53,7 @@ def load() -> None:
 
 def controls() -> Setting:
     """Model, context, batch and number format; a typed shape's fields when the model is "custom"."""
-    cols = st.columns([2, 1.2, 1, 2.4], vertical_alignment="bottom")
+    cols = st.columns([1.7, 1.1, 0.8, 2.8], vertical_alignment="bottom")
     labels = {k: MODELS[k].name if k in MODELS else t("kvcache.custom") for k in PAGE.params["model"].options}
     selectbox(PAGE, "model", t("kvcache.model"), where=cols[0], labels=labels)
     hi = f"{int(PAGE.params['context'].hi):,}"
@@ -105,7 +105,7 @@ def cache_section(s: Setting) -> None:
     weights = kvcache.weight_bytes(s.parameters, b)
     m = st.columns(4)
     m[0].metric(t("kvcache.per_token"), human_bytes(per_token), help=t("kvcache.exact", n=f"{per_token:,g}"))
-    m[1].metric(t("kvcache.total", t=f"{s.context:,}", batch=s.batch), human_bytes(total))
+    m[1].metric(t("kvcache.total"), human_bytes(total), help=t("kvcache.total_help", t=f"{s.context:,}", batch=s.batch))
     m[2].metric(t("kvcache.weights"), human_bytes(weights), help=t("kvcache.weights_help", n=f"{s.parameters:,}"))
     m[3].metric(t("kvcache.h100_share"), f"{(total + weights) / H100_BYTES:.1%}", help=t("kvcache.h100_help"))
     formula(s, per_token, total)
