@@ -64,7 +64,7 @@ def section(model: trained.Decoder, step: int, symbols: list[str], ablate: tuple
     i = DECODER["gen"]
     s = steps[i - 1]
     tokens = [model.start, *symbols, *(x.symbol for x in steps[: i - 1])]  # what the cache holds after this step
-    story(model, symbols, steps, i, tokens)
+    story(model, symbols, steps, i, tokens, windowed=cache_window is not None)
     runs = functools.partial(generation, name, step, tuple(symbols), ablate, n)  # runs(window, sinks)
     window.accuracy(symbols, runs, cache_window, sinks)
     layer, head = pick_head(model)
@@ -73,8 +73,9 @@ def section(model: trained.Decoder, step: int, symbols: list[str], ablate: tuple
     cost(name, step, model, tokens)
 
 
-def story(model: trained.Decoder, symbols: list[str], steps: list, i: int, tokens: list[str]) -> None:
-    """What this step did, and how the whole continuation relates to the prompt's period, from the numbers."""
+def story(model: trained.Decoder, symbols: list[str], steps: list, i: int, tokens: list[str], windowed: bool) -> None:
+    """What this step did, and how the whole continuation relates to the prompt's period, from the numbers (with a
+    window, the window's own section counts the continuation against the period and the whole cache instead)."""
     s = steps[i - 1]
     made = " ".join(code(x.symbol, 20) for x in steps[:i])
     st.markdown(
@@ -92,6 +93,8 @@ def story(model: trained.Decoder, symbols: list[str], steps: list, i: int, token
     p = period(symbols)
     if p is None:
         st.caption(t("patching.gen_no_period"))
+        return
+    if windowed:
         return
     whole = symbols + [x.symbol for x in steps]
     kept = sum(whole[len(symbols) + j] == whole[len(symbols) + j - p] for j in range(len(steps)))
