@@ -1,4 +1,5 @@
-"""The server's warm-up: it imports what the default page needs, on idle CPU, touching no other thread's priority."""
+"""The server's warm-up: it imports what the default page needs, on idle CPU, touching no other thread's priority,
+and back at normal priority as soon as a session may wait on it."""
 
 from __future__ import annotations
 
@@ -14,10 +15,16 @@ from attnlab.pipeline import LabConfig
 from attnlab.testing import ROOT
 from attnlab.ui.app import warmup
 
-linux_only = pytest.mark.skipif(not hasattr(os, "SCHED_IDLE"), reason="SCHED_IDLE is Linux's")
+lifts = pytest.mark.skipif(not warmup.can_lift(), reason="this process cannot leave SCHED_IDLE (or has none)")
 
 
-@linux_only
+def wait_for_policy(tid: int, policy: int) -> None:
+    """Block until thread `tid` runs under `policy`."""
+    while os.sched_getscheduler(tid) != policy:
+        threading.Event().wait(0.01)
+
+
+@lifts
 def test_idle_priority_applies_to_the_calling_thread_only():
     seen: dict[str, object] = {}
 
@@ -32,7 +39,7 @@ def test_idle_priority_applies_to_the_calling_thread_only():
     assert os.sched_getscheduler(0) != os.SCHED_IDLE  # the thread that started it (a session's, say) is untouched
 
 
-@linux_only
+@lifts
 def test_the_warm_up_imports_the_first_page_and_runs_its_pipeline_at_idle_priority(monkeypatch):
     done: list[tuple[object, int]] = []
     monkeypatch.setattr(warmup.importlib, "import_module", lambda name: done.append((name, os.sched_getscheduler(0))))
@@ -42,6 +49,36 @@ def test_the_warm_up_imports_the_first_page_and_runs_its_pipeline_at_idle_priori
     assert not thread.is_alive() and thread.daemon  # a server that stops is never held up by it
     assert [what for what, _ in done] == [*warmup.MODULES, LabConfig()]
     assert {policy for _, policy in done} == {os.SCHED_IDLE}
+
+
+@lifts
+def test_a_session_puts_a_warm_up_still_importing_back_at_normal_priority(monkeypatch):
+    """At idle priority on busy cores, the module a session waits for took minutes to import (see warmup's note)."""
+    release, seen = threading.Event(), []
+
+    def slow_import(name: str) -> None:  # the warm-up's first import, held until the session has started
+        release.wait()
+        seen.append(os.sched_getscheduler(0))
+
+    monkeypatch.setattr(warmup.importlib, "import_module", slow_import)
+    monkeypatch.setattr("attnlab.pipeline.run_lab", lambda config: None)
+    thread = warmup.start()
+    wait_for_policy(thread.native_id, os.SCHED_IDLE)
+    warmup.hurry()  # what every session's run does first
+    assert os.sched_getscheduler(thread.native_id) == os.SCHED_OTHER
+    release.set()
+    thread.join(timeout=60)
+    assert seen == [os.SCHED_OTHER] * len(warmup.MODULES)
+    warmup.hurry()  # once it has ended there is nothing to lift: a no-op, never another thread's priority
+
+
+def test_where_idle_priority_could_not_be_given_back_the_warm_up_keeps_normal_priority(monkeypatch):
+    monkeypatch.setattr(warmup, "can_lift", lambda: False)
+    seen = []
+    thread = threading.Thread(target=lambda: seen.append((warmup.idle_priority(), os.sched_getscheduler(0))))
+    thread.start()
+    thread.join()
+    assert seen == [(False, os.SCHED_OTHER)]
 
 
 def page_imports(path: str) -> list[str]:
@@ -59,6 +96,7 @@ def test_after_the_warm_up_the_default_page_imports_nothing_heavy():
     code = (
         "import importlib, sys\n"
         "from attnlab.ui.app import warmup\n"
+        "warmup.can_lift = lambda: False\n"  # at normal priority: on busy cores an idle main thread crawled (100 s)
         "warmup.warm()\n"
         "before = set(sys.modules)\n"
         f"for name in {wanted!r}: importlib.import_module(name)\n"

@@ -17,10 +17,11 @@ import streamlit as st
 
 def route() -> None:
     """One script run: page config, the chart library's preload, the app's settings, the page, its link and notebook."""
-    from attnlab.ui.app import preload
+    from attnlab.ui.app import preload, warmup
 
     st.set_page_config(page_title="attnlab", page_icon=":material/center_focus_strong:", layout="wide")
     preload.charts()  # before anything that may wait for torch
+    warmup.hurry()  # and the server's warm-up back at normal priority, since this run may wait on its imports
     from attnlab.ui.app import registry as pages
     from attnlab.ui.app.shell import about, notebook_download, settings, share_link
 
