@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 from attnlab.ui.app import preload
 
@@ -30,3 +31,16 @@ def test_a_frontend_without_that_module_gets_no_preload(monkeypatch, tmp_path):
         assert preload.plotly_module() is None  # two builds side by side: which one the frontend loads is unknown
     finally:
         preload.plotly_module.cache_clear()
+
+
+def test_the_script_loads_every_face_a_page_can_use_and_only_those():
+    """The faces named by FONTS are the frontend's own @font-face families for formulas, text and code: a Streamlit
+    upgrade that renamed them would leave Plotly redrawing every chart once they load (`preload` says why)."""
+    css = "\n".join(p.read_text(encoding="utf-8") for p in (preload.FRONTEND_JS.parent / "css").glob("index.*.css"))
+    families = set(re.findall(r"@font-face\{[^}]*?font-family:\s*\"?([^;\"}]+)", css))
+    pattern = re.compile(preload.FONTS.strip("/"))
+    loaded = {family for family in families if pattern.search(family)}
+    assert {"Source Sans", "Source Code Pro", "KaTeX_Main", "KaTeX_Math", "KaTeX_Size1"} <= loaded
+    assert families - loaded == {"Source Serif"}  # no theme of ours sets it
+    html = preload.script("PlotlyChart.abc.js")
+    assert preload.FONTS in html and "FONTS" not in html.replace(preload.FONTS, "")

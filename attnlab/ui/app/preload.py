@@ -9,6 +9,14 @@ machine it painted about 0.5 s later on a cold start, and the first chart about 
 find it loaded (the element stays, so the page never shifts by its row). The module's file name carries a hash
 of the frontend build, so it is read from the installed Streamlit; where it cannot be found, nothing is sent
 and charts load as they always did.
+
+The same script starts loading the font faces a page's text can use (the formulas' KaTeX faces, code, italics).
+Plotly draws a chart again, every cell, once any font face that was not loaded when its draw began has loaded
+(the text it measured may have changed width): a formula's large brackets or a code comment's italics, first
+used below the charts, redrew every chart above them (15 on the Multi-head page at 64 heads: its heatmaps were
+painted 74 times, now 50). Loaded while the server computes, they are there before the first chart. Chromium also
+makes every face anew, unloaded, when some elements add styles (a data frame's, say); the first of those to load
+then starts the others, so that they load together instead of one by one as the text below needs them.
 """
 
 from __future__ import annotations
@@ -21,10 +29,19 @@ import streamlit as st
 
 FRONTEND_JS = Path(st.__file__).parent / "static" / "static" / "js"  # the frontend's scripts, as served
 SCRIPT = """<script>(() => {
+  const fonts = () => document.fonts.forEach(face => {
+    if (face.status === "unloaded" && FONTS.test(face.family)) face.load().catch(() => {});
+  });
+  if (document.fonts && !window.attnlabFonts) {  // once per page
+    window.attnlabFonts = true;
+    fonts();
+    document.fonts.addEventListener("loading", fonts);  // faces made anew (below) load the rest with the first one
+  }
   const entry = document.querySelector('script[type="module"][src*="/static/js/index."]');
   const load = () => import(new URL(MODULE, entry.src).href).catch(() => {});
   if (entry) requestAnimationFrame(() => setTimeout(load, 0));  // let what has arrived paint first
 })();</script>"""
+FONTS = "/^(KaTeX_|Source Sans|Source Code Pro|Material Symbols)/"  # what a page can use (no theme sets Source Serif)
 
 
 @functools.cache
@@ -36,7 +53,7 @@ def plotly_module() -> str | None:
 
 def script(module: str) -> str:
     """The page script: import `module` from beside the frontend's own entry script, where the frontend does."""
-    return SCRIPT.replace("MODULE", json.dumps(module))
+    return SCRIPT.replace("MODULE", json.dumps(module)).replace("FONTS", FONTS)
 
 
 def charts() -> None:
