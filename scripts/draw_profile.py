@@ -25,7 +25,7 @@ import sys
 import time
 from pathlib import Path
 
-from attnlab.testing import BROWSER_ARGS, ROOT, serve_app, settle
+from attnlab.testing import BROWSER_ARGS, ROOT, cpu_seconds, serve_app, settle
 
 BIG = "+".join(f"w{i}" for i in range(64))
 PAGES = {  # the largest settings each of these pages allows (DESIGN: every setting draws within 8 s)
@@ -74,11 +74,13 @@ CHARTS = """() => [...document.querySelectorAll('[data-testid="stPlotlyChart"]')
     };
 })"""
 
-METRICS = ("TaskDuration", "ScriptDuration", "LayoutDuration", "RecalcStyleDuration")
+# ThreadTime and ProcessTime are CPU time (the page's main thread, its renderer): on a busy machine wall time measures
+# the other work as much as ours, CPU time does not; the Durations are wall time spent in tasks, scripts, layout
+METRICS = ("ThreadTime", "ProcessTime", "TaskDuration", "ScriptDuration", "LayoutDuration", "RecalcStyleDuration")
 
 
-def visit(browser, url: str, trace: Path | None = None, cpu: bool = False) -> dict:
-    """One visit in a fresh context: seconds to settled, main-thread seconds, and every chart's counts."""
+def visit(browser, url: str, trace: Path | None = None, cpu: bool = False, server_pid: int | None = None) -> dict:
+    """One visit in a fresh context: seconds to settled, CPU and main-thread seconds, and every chart's counts."""
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
     context.add_init_script(HOOK)
     tab = context.new_page()
@@ -90,10 +92,12 @@ def visit(browser, url: str, trace: Path | None = None, cpu: bool = False) -> di
         cdp.send("Profiler.start")
     if trace is not None:
         browser.start_tracing(page=tab, path=str(trace), screenshots=False)
+    server0 = cpu_seconds(server_pid) if server_pid else 0.0
     start = time.perf_counter()
     tab.goto(url)
     settle(tab, timeout=120_000)
     seconds = time.perf_counter() - start
+    server_s = cpu_seconds(server_pid) - server0 if server_pid else 0.0
     if trace is not None:
         browser.stop_tracing()
     profile = cdp.send("Profiler.stop")["profile"] if cpu else None
@@ -104,6 +108,7 @@ def visit(browser, url: str, trace: Path | None = None, cpu: bool = False) -> di
     context.close()
     return {
         "settled_s": seconds,
+        "server_cpu_s": server_s,
         "main_thread_s": {name: metrics[name] for name in METRICS},
         "charts": charts,
         "draws": sum(c["draws"] for c in charts),
@@ -156,6 +161,8 @@ def summary(visits: list[dict]) -> dict:
     return {
         "settled_s_median": round(statistics.median(v["settled_s"] for v in visits), 2),
         "settled_s_all": [round(v["settled_s"], 2) for v in visits],
+        "main_thread_cpu_s_all": [round(v["main_thread_s"]["ThreadTime"], 2) for v in visits],
+        "server_cpu_s_median": round(statistics.median(v["server_cpu_s"] for v in visits), 2),
         "main_thread_s_median": {
             name: round(statistics.median(v["main_thread_s"][name] for v in visits), 2) for name in METRICS
         },
@@ -192,7 +199,7 @@ def main() -> int:
         for _ in range(args.runs):
             for name in pages:
                 for r, served in enumerate(servers):
-                    visits[r, name].append(visit(browser, served.url + PAGES[name]))
+                    visits[r, name].append(visit(browser, served.url + PAGES[name], server_pid=served.proc.pid))
         if args.trace is not None:
             args.trace.mkdir(parents=True, exist_ok=True)
             for r, served in enumerate(servers):
