@@ -1,14 +1,18 @@
-"""Where the largest settings' draw time goes in the browser: per chart its Plotly draws, SVG text nodes, traces.
+"""Where the largest settings' draw time goes in the browser: per chart its Plotly draws, paints, SVG text nodes.
 
-usage: python scripts/draw_profile.py [--runs 5] [--pages playground,cross,multihead] [--root DIR ...] [--trace DIR]
+usage: python scripts/draw_profile.py [--runs 5] [--pages playground,cross,multihead] [--root DIR ...] [--cpu]
+       [--trace DIR]
 
 Each visit opens the page's link in a fresh browser context on a warm server and waits on the app's own state
-(`attnlab.testing.settle`), as scripts/budgets.py does. It reports the seconds from the link to every chart drawn,
-the main thread's time from Chrome (`Performance.getMetrics`: tasks, script, layout, style), and per chart how
-many times Plotly drew it (its `plotly_afterplot` events, counted by a hook on the chart's `emit`), its traces and
-its SVG text nodes. Several `--root` checkouts (a `git archive` of another commit, say) are served side by side
-and visited in turn, so their timings are taken in the same minutes on the same busy machine; each figure is the
-median over `--runs` visits. `--trace DIR` also writes one Chrome performance trace per page and checkout.
+(`attnlab.testing.settle`), as scripts/budgets.py does. It reports the seconds from the link to every chart drawn;
+CPU seconds of the page's main thread and renderer (Chrome's ThreadTime, ProcessTime) and of the server (/proc),
+which a busy machine moves less than wall time; Chrome's wall time in tasks, scripts, layout and style; how many
+heatmap traces Plotly painted (it paints each on a canvas and reads it back: a hook on `toDataURL` counts them)
+against how many there are; and per chart how many times Plotly finished drawing it (its `plotly_afterplot`
+events, counted by a hook on the chart's `emit`), its traces and SVG text nodes. Several `--root` checkouts (a
+`git archive` of another commit, say) are served side by side and visited in turn, so their figures are taken in
+the same minutes on the same machine; each is the median over `--runs` visits. `--cpu` adds one visit per page
+with a CPU profile summed by Plotly module; `--trace DIR` writes a Chrome performance trace per page and checkout.
 """
 
 from __future__ import annotations
