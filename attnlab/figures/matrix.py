@@ -38,10 +38,11 @@ GAP_SIDE = 64  # up to this many rows and columns cells are drawn apart; beyond,
 # Plotly draws gapped cells one by one (2.4x slower for a 128 x 1536 matrix in Chromium)
 GAP_ACROSS = 128  # ... and up to this many columns across a chart's panels side by side (cells of 7 px or more on
 # the page's 940 px): four 64 x 64 heads are 256 columns of 3-px cells, a third of each one a gap, painted 2.8x slower
-BLOCKED_LABEL_ACROSS = 48  # blocked cells say "−∞" up to this many columns across a chart (a label of 12 px or more);
-# past it the grey and the hover say it: Plotly formats a label for every cell of the layer, drawn or not, and lays
-# out one text node per blocked cell (2,016 for one causal 64 x 64 head: its draw took 5.9x as long, four such heads
-# in one chart 2.7x, in Chromium on the busy machine)
+BLOCKED_LABEL_ACROSS = 48  # blocked cells say "−∞" up to this many columns across a chart; past it the label
+# shrinks under 9 px (7 px for four 16-token heads, 6 px for one 64-token head, at the page's 940 px) and the grey and
+# the hover say it alone: Plotly formats a label for every cell of the layer, drawn or not, and lays out one text
+# node per blocked cell (2,016 for one causal 64 x 64 head: its draw took 5.9x as long, four such heads in one chart
+# 2.7x, in Chromium on the busy machine)
 
 
 def _zrange(m: np.ndarray, kind: Kind) -> dict:
