@@ -11,14 +11,14 @@ pytestmark = pytest.mark.e2e
 
 def test_multihead_renders_in_chinese_and_dropout_adds_a_chart(page, server):
     open_app(page, server, "/multihead?lang=zh&heads=2")
-    assert chart_count(page) == 12 and no_exception(page)
+    assert chart_count(page) == 15 and no_exception(page)  # 12, and the MHA / GQA / MQA comparison's 3
     text = main_text(page)
     assert "拆开看多头注意力" in text and "与 PyTorch 一致" in text
     box = page.locator('[data-testid="stTextInput"] input').nth(1)  # 0: the Playground's text, 1: dropout p
     box.fill("0.5")
     rerun(page, lambda: box.press("Enter"))
     assert "p=0.5" in page.url and "heads=2" in page.url and "lang=zh" in page.url  # a rerun keeps the language
-    assert chart_count(page) == 13 and no_exception(page)
+    assert chart_count(page) == 16 and no_exception(page)
 
 
 def test_cross_link_with_every_source_token_padded(page, server):
