@@ -29,7 +29,12 @@ SETTINGS = {
     "default, RoPE, 1 key/value head, window 3": MODERN,
     "default, 4 heads, 2 K/V heads, RoPE, ALiBi, window 3": {**MODERN, "heads": "4", "kv_heads": "2", "alibi": "1"},
     "64 tokens, d_model 64, 8 heads, 2 K/V heads, RoPE, ALiBi, window 3": {
-        **MODERN, "text": LARGE_TEXT, "d_model": "64", "heads": "8", "kv_heads": "2", "alibi": "1"
+        **MODERN,
+        "text": LARGE_TEXT,
+        "d_model": "64",
+        "heads": "8",
+        "kv_heads": "2",
+        "alibi": "1",
     },
 }
 BIG = "text=" + "+".join(f"w{i}" for i in range(64))
