@@ -90,18 +90,26 @@ def page_imports(path: str) -> list[str]:
     return names
 
 
-def test_after_the_warm_up_the_default_page_imports_nothing_heavy():
-    """What the Playground and the router import that the warm-up did not must be attnlab's own light modules."""
+def test_the_servers_warm_up_leaves_the_default_page_nothing_heavy_to_import_and_torch_one_thread():
+    """What the Playground and the router import that the warm-up did not must be attnlab's own light modules; and
+    the server's lifespan, run as `streamlit run` runs it with no OMP_NUM_THREADS set, gives torch one thread."""
     wanted = ["attnlab.ui.app.preload", *page_imports("views/playground.py")]
     code = (
-        "import importlib, sys\n"
-        "from attnlab.ui.app import warmup\n"
+        "import asyncio, importlib, sys, threading\n"
+        "from attnlab.ui.app import router, warmup\n"
         "warmup.can_lift = lambda: False\n"  # at normal priority: on busy cores an idle main thread crawled (100 s)
-        "warmup.warm()\n"
+        "async def serve():\n"
+        "    async with router.warm_in_background(None):\n"
+        "        [t.join() for t in threading.enumerate() if t.name == 'attnlab-warm']\n"
+        "asyncio.run(serve())\n"
         "before = set(sys.modules)\n"
         f"for name in {wanted!r}: importlib.import_module(name)\n"
+        "print(sys.modules['torch'].get_num_threads())\n"
         "print(sorted(set(sys.modules) - before))\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
-    new = ast.literal_eval(out.stdout.strip().splitlines()[-1])
+    env = {k: v for k, v in os.environ.items() if k != "OMP_NUM_THREADS"}  # as a server starts, not as tests do
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, check=True)
+    threads, imported = out.stdout.strip().splitlines()[-2:]
+    new = ast.literal_eval(imported)
     assert "torch" not in wanted and [m for m in new if not m.startswith("attnlab.")] == [], new
+    assert int(threads) == 1

@@ -8,6 +8,7 @@ a script) calls `route()`. So both serve the same pages at the same URLs with th
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -35,7 +36,15 @@ def route() -> None:
 
 @asynccontextmanager
 async def warm_in_background(_app: Any) -> AsyncIterator[None]:
-    """Warm the first page's imports beside the server (`attnlab.ui.app.warmup`)."""
+    """Warm the first page's imports beside the server (`attnlab.ui.app.warmup`), torch set to one thread first.
+
+    One intra-op thread unless OMP_NUM_THREADS says otherwise: a page's matrices are small, and torch's pool of one
+    thread per core spent more CPU waking and syncing threads than computing (server CPU per change, measured with
+    `scripts/server_cost.py`: Multi-head 230 ms with torch's default of 2 threads on 2 cores, 140 ms with one;
+    Playground 130 and 100), CPU that every other session on a shared server waits for. The Benchmark page's runs
+    set their own threads. Set here, before the warm-up's first import of torch, which reads it once.
+    """
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
     from attnlab.ui.app import warmup
 
     warmup.start()
