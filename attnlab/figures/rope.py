@@ -69,7 +69,7 @@ def pair_plane(trail: np.ndarray, positions: np.ndarray, names: dict[str, str], 
         xaxis=dict(plane, title=dict(text=esc(names["x"]))),
         yaxis=dict(plane, scaleanchor="x", title=dict(text=esc(names["y"]))),
     )
-    return line_figure(data, axes, title, 420)
+    return line_figure(data, axes, title, 440, legend=LEGEND_BELOW)  # a legend above met the title on a phone
 
 
 def frequency_figure(theta: np.ndarray, wavelength: np.ndarray, pair: int, names: dict[str, str]) -> go.Figure:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from attnlab.anatomy.grouped import compare
@@ -22,12 +24,14 @@ def section_charts(at) -> dict[str, dict]:
     return {key: specs[i] for key, i in found.items()}
 
 
-def table_rows(at) -> list[list[str]]:
-    """The section's table (the markdown one whose header names the cache per token), row by row."""
+def table_columns(at) -> dict[str, list[str]]:
+    """The section's table (the markdown one with a row on the cache in bfloat16), variant by variant: its header's
+    name and the cells of its column, top to bottom, unescaped."""
     table = next(m.value for m in at.markdown if m.value.startswith("| ") and "bfloat16" in m.value)
-    return [
-        [c.strip().replace("\\", "") for c in line.strip("|").split("|")] for line in table.splitlines()[2:]
-    ]  # unescaped
+    cells = [re.split(r"(?<!\\)\|", line.strip()[1:-1]) for line in table.splitlines()]  # at pipes not escaped
+    lines = [[c.strip().replace("\\", "") for c in line] for line in cells]
+    header, rows = lines[0], lines[2:]
+    return {name: [row[i] for row in rows] for i, name in enumerate(header) if i}
 
 
 def test_gqa_section_defaults_are_compares_numbers(lang):
@@ -35,13 +39,15 @@ def test_gqa_section_defaults_are_compares_numbers(lang):
     assert_clean(at)
     result = run_lab(LabConfig())
     found = compare(result.x, result.weights, 4, 2)
-    rows = table_rows(at)
-    assert [r[1:6] for r in rows] == [
+    columns = table_columns(at)
+    assert list(columns) == ["MHA", "GQA", "MQA"]
+    assert [columns[name][:5] for name in columns] == [
         ["4", "1", "(8, 8)", "(6, 8)", "16"],  # MHA: 4 K/V heads of d_k = 2, 2 * 4 * 2 numbers per token
         ["2", "2", "(8, 4)", "(6, 4)", "8"],
         ["1", "4", "(8, 2)", "(6, 2)", "4"],
     ]
-    assert [r[6] for r in rows] == ["32 B", "16 B", "8 B"] and [r[7] for r in rows] == ["192 B", "96 B", "48 B"]
+    assert [columns[name][5:7] for name in columns] == [["32 B", "192 B"], ["16 B", "96 B"], ["8 B", "48 B"]]
+    assert [columns[name][7] for name in columns] == [f"{v.max_diff:.3g}" for v in found.variants]
     charts = section_charts(at)
     assert set(charts) == set(KEYS)
     share = _decode(charts["mh.gqa_share"]["data"][0]["z"])
@@ -62,12 +68,12 @@ def test_gqa_bad_link_is_replaced_and_said_and_a_prime_head_count_says_why_gqa_i
     assert "`gqa_h=3`" in said and "`gqa_kv=5`" in said  # 3 does not divide d_model 8; 5 does not divide 2
     assert at.query_params["gqa_h"] == "2" and at.query_params["gqa_kv"] == "2"
     assert catalog("zh")["gqa.same_only"].format(h=2) in texts(at, "info")
-    assert [r[0] for r in table_rows(at)] == ["MHA", "MQA"]  # H = 2: GQA would be one of the two
+    assert list(table_columns(at)) == ["MHA", "MQA"]  # H = 2: GQA would be one of the two
     at.selectbox(key="mh.gqa_h").set_value(8).run()
     assert_clean(at)
     at.selectbox(key="mh.gqa_kv").set_value(4).run()
     assert_clean(at)
-    assert [r[1] for r in table_rows(at)] == ["8", "4", "1"]
+    assert [column[0] for column in table_columns(at).values()] == ["8", "4", "1"]
     result = run_lab(LabConfig())
     found = compare(result.x, result.weights, 8, 4)
     diffs = heatmap_values(at, len(at.get("plotly_chart")) - 1)

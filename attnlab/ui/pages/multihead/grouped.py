@@ -48,33 +48,22 @@ def controls(page: PageState, d_model: int) -> None:
 
 
 def table(found: Comparison, d_model: int) -> None:
-    """K/V heads, shapes, cache numbers and bytes per token, and the output change, one row per variant."""
+    """K/V heads, shapes, cache numbers and bytes per token, and the output change: one column per variant, so the
+    table stays four columns wide on a phone (nine quantities across did not fit 390 px)."""
     n_t = found.tokens
-    header = (
-        t("gqa.col_variant"),
-        t("gqa.col_kv"),
-        t("gqa.col_group"),
-        t("gqa.col_w"),
-        t("gqa.col_kvshape"),
-        t("gqa.col_numbers"),
-        t("gqa.col_bytes"),
-        t("gqa.col_total", t=n_t),
-        t("gqa.col_diff"),
-    )
-    rows = [
-        (
-            t(f"gqa.name_{v.name}"),
-            v.n_kv_heads,
-            v.group,
-            f"({d_model}, {v.weights.d_kv})",
-            f"({n_t}, {v.weights.d_kv})",
-            v.kv_numbers_per_token(),
-            format_bytes(v.cache_bytes_per_token()),
-            format_bytes(v.cache_bytes_per_token() * n_t),
-            f"{v.max_diff:.3g}",
-        )
-        for v in found.variants
-    ]
+    variants = found.variants
+    header = (t("gqa.col_variant"), *(t(f"gqa.name_{v.name}") for v in variants))
+    cells = {
+        t("gqa.col_kv"): [v.n_kv_heads for v in variants],
+        t("gqa.col_group"): [v.group for v in variants],
+        t("gqa.col_w"): [f"({d_model}, {v.weights.d_kv})" for v in variants],
+        t("gqa.col_kvshape"): [f"({n_t}, {v.weights.d_kv})" for v in variants],
+        t("gqa.col_numbers"): [v.kv_numbers_per_token() for v in variants],
+        t("gqa.col_bytes"): [format_bytes(v.cache_bytes_per_token()) for v in variants],
+        t("gqa.col_total", t=n_t): [format_bytes(v.cache_bytes_per_token() * n_t) for v in variants],
+        t("gqa.col_diff"): [f"{v.max_diff:.3g}" for v in variants],
+    }
+    rows = [(name, *values) for name, values in cells.items()]
     st.markdown(markdown_table(header, rows))
     st.caption(t("gqa.bytes_note"))
 
