@@ -1,5 +1,5 @@
-"""Settings for every test process (one torch thread per xdist worker, the garbage collector), and the one live run two
-tests share.
+"""Settings for every test process (one torch thread per xdist worker, the garbage collector, Hypothesis without a
+deadline), and the one live run two tests share.
 
 `-n auto` already runs one worker per core. With torch's default of a thread per core as well, two workers (and the
 browser beside them) ask for twice the cores there are, and torch's threads spin while they wait for each other: the
@@ -9,6 +9,10 @@ Collecting imports torch, Streamlit, Plotly and every module the tests name: abo
 the process. Python's collector would scan them in every full collection (13 of them during collection alone, 2 s of a
 worker's start, then 0.2 to 0.3 s each while the tests run and five more when pytest ends), so it is off while
 collecting and what collecting built is then frozen (`gc.freeze`): later collections scan only what the tests make.
+
+Hypothesis fails an example that takes over 200 ms by default. Property tests here check values, not speed, and on
+two busy cores an example's time says more about the machine (`test_numbers_round_trip` once failed at 274 ms for an
+example that took 0.5 ms when replayed), so no example has a deadline.
 """
 
 from __future__ import annotations
@@ -17,7 +21,10 @@ import gc
 import os
 
 import pytest
+from hypothesis import settings
 
+settings.register_profile("attnlab", deadline=None)  # see above: values are checked, not speed
+settings.load_profile("attnlab")
 os.environ.setdefault("OMP_NUM_THREADS", "1")  # before any test process imports torch: its pool starts at one
 
 
