@@ -6,6 +6,11 @@ from attnlab.figures.prebuilt import BASE_LAYOUT, Prebuilt
 
 PROJECTOR_FONT = 20  # px: labels and titles legible from the back of a classroom at 1280 x 720
 PROJECTOR_TEXT_MAX_ROWS = 12  # up to this many rows every cell carries its number
+CELL_TEXT_MAX = PROJECTOR_FONT - 2  # px: a cell's number where a dozen columns or fewer sit side by side
+CELL_TEXT_MIN = 10  # px: the smallest number a projector still shows
+# px of font size per column across, so that "-1.91" (about 2.8 ems) fits its cell: the presenter's charts are about
+# 700 px wide at 1280 x 720 with the sidebar open, 700 / 2.8 = 250 (four RoPE panels of 4 columns ran together at 18)
+TEXT_PX_ACROSS = 250
 
 
 def projector(fig: Prebuilt, *, n_rows: int) -> Prebuilt:
@@ -21,15 +26,31 @@ def projector(fig: Prebuilt, *, n_rows: int) -> Prebuilt:
             layout[name] = dict(axis, dtick=1, tickfont=dict(size=PROJECTOR_FONT), automargin=True)
     layout["annotations"] = [dict(a, font=dict(size=PROJECTOR_FONT + 2)) for a in spec["layout"].get("annotations", [])]
     values = n_rows <= PROJECTOR_TEXT_MAX_ROWS
+    size = cell_text_size(columns_across(spec))
     data = []
     for trace in spec["data"]:
         trace = dict(trace)
         if trace.get("type") == "heatmap":
-            cols = len(trace.get("x") or [])
-            size = PROJECTOR_FONT - 2 if cols <= 12 else 12
             if trace.get("name") == "blocked":
                 trace["textfont"] = dict(trace.get("textfont", {}), size=size)
             elif values:
                 trace.update(texttemplate="%{z:.2f}", textfont=dict(size=size))
         data.append(trace)
     return Prebuilt(dict(data=data, layout=layout))
+
+
+def columns_across(spec: dict) -> int:
+    """How many heatmap columns sit side by side in a figure: the columns of each horizontal place a panel takes
+    (its x axis's domain) once, so a grid's second row of panels and a panel's blocked-cell layer add none."""
+    widths: dict[tuple, int] = {}
+    for trace in spec["data"]:
+        if trace.get("type") == "heatmap":
+            axis = spec["layout"].get("xaxis" + trace.get("xaxis", "x")[1:], {})
+            widths.setdefault(tuple(axis.get("domain", (0.0, 1.0))), len(trace.get("x") or []))
+    return sum(widths.values())
+
+
+def cell_text_size(across: int) -> int:
+    """The cells' font size when `across` columns share the chart's width: 18 px up to a dozen, smaller as panels
+    are added so that each number fits its cell, never under 10 px."""
+    return max(CELL_TEXT_MIN, min(CELL_TEXT_MAX, TEXT_PX_ACROSS // max(across, 1)))
