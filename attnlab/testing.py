@@ -156,6 +156,67 @@ def rerun(tab, action: Callable[[], object], timeout: float = PATIENCE_MS, whole
     settle(tab, timeout)
 
 
+CLICK_AGAIN_S = 30.0  # a click on a chart that no run has started from this long after is clicked again
+
+
+def _message_kind(payload: bytes | str) -> str | None:
+    """Which ForwardMsg a websocket message is (`new_session` opens a script run, `script_finished` ends it)."""
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+    return ForwardMsg.FromString(payload).WhichOneof("type") if isinstance(payload, bytes) else None
+
+
+def click_point(tab, point) -> None:
+    """Click a chart's marker (a locator) and wait for the run it starts to finish and draw, as `rerun` does.
+
+    Plotly picks the point it is hovering, so the mouse hovers until the point's label shows, then clicks. Plotly
+    drops a click that lands while it redraws the chart: on two cores kept busy one was dropped, and its test waited
+    out PATIENCE_MS. So the click is made again while the server has started no run from it (no `new_session`
+    within CLICK_AGAIN_S); once a run has started, it is waited on to its `script_finished`, never clicked again
+    (a second click on a chosen point would unchoose it). Each wait is on what the server says; PATIENCE_MS caps
+    the whole.
+    """
+    seen: list[str] = []
+    socket = _SOCKETS[tab]
+
+    def note(payload: bytes | str) -> None:
+        seen.append(_message_kind(payload) or "")
+
+    socket.on("framereceived", note)
+    try:
+        _click_until_a_run(tab, point, seen)
+    finally:
+        socket.remove_listener("framereceived", note)
+    tab.evaluate("() => new Promise(done => requestAnimationFrame(() => done()))")  # the page has handled it
+    settle(tab)
+
+
+def _click_until_a_run(tab, point, seen: list[str]) -> None:
+    """`click_point`'s clicks: again while no run has started from one, then wait for that run's end."""
+    give_up = time.monotonic() + PATIENCE_MS / 1000
+
+    def wait_for(kind: str, until: float) -> bool:
+        while kind not in seen and time.monotonic() < until:
+            tab.wait_for_timeout(50)  # lets Playwright deliver the socket's messages
+        return kind in seen
+
+    while True:
+        point.scroll_into_view_if_needed()
+        box = point.bounding_box()
+        x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+        tab.mouse.move(x, y)
+        tab.wait_for_selector(".hoverlayer .hovertext", timeout=PATIENCE_MS)
+        seen.clear()
+        tab.mouse.click(x, y)
+        if wait_for("new_session", min(give_up, time.monotonic() + CLICK_AGAIN_S)):
+            break
+        if time.monotonic() >= give_up:
+            raise TimeoutError(f"no run came of clicking the point at ({x:.0f}, {y:.0f})")
+        tab.mouse.move(0, 0)  # off the chart: the next hover label is the point's own
+    if not wait_for("script_finished", give_up):
+        raise TimeoutError("the run the click started did not finish")
+
+
 def open_app(tab, server: str, path: str = "/") -> None:
     """Load a URL of the app and wait until it has settled."""
     watch(tab)

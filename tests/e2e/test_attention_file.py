@@ -5,33 +5,29 @@ from __future__ import annotations
 import pytest
 
 from attnlab import attnfile
+from attnlab.testing import click_point
 from tests.e2e.conftest import chart_count, main_text, open_app, rerun
 
 pytestmark = pytest.mark.e2e
 
 
-def click_point(page, trace: int, point: int) -> None:
-    """Click one marker of one scatter trace of the first chart where it is drawn (Plotly hit-tests the position)."""
-    marker = page.locator('[data-testid="stPlotlyChart"] .scatterlayer .trace').nth(trace).locator("path.point")
-    page.locator('[data-testid="stPlotlyChart"]').first.scroll_into_view_if_needed()
-    box = marker.nth(point).bounding_box()
-    x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
-    page.mouse.move(x, y)
-    page.wait_for_selector(".hoverlayer .hovertext")  # Plotly clicks the point it is hovering
-    page.mouse.click(x, y)
+def point(page, trace: int, index: int):
+    """One marker of one scatter trace of the first chart."""
+    traces = page.locator('[data-testid="stPlotlyChart"] .scatterlayer .trace')
+    return traces.nth(trace).locator("path.point").nth(index)
 
 
 def test_clicking_a_query_on_the_map_picks_it(page, server):
     open_app(page, server, "/attention-file?view=qk&lang=en")
     assert "q=0" in page.url
-    rerun(page, lambda: click_point(page, 0, 4))  # trace 0: the queries
+    click_point(page, point(page, 0, 4))  # trace 0: the queries
     assert "q=5" in page.url
     assert "Query 5" in main_text(page) and chart_count(page) == 1
 
 
 def test_clicking_a_map_in_the_model_view_opens_that_head(page, server):
     open_app(page, server, "/attention-file?lang=en")
-    rerun(page, lambda: click_point(page, 0, 12 * 2 + 6))  # layer 3, head 7
+    click_point(page, point(page, 0, 12 * 2 + 6))  # layer 3, head 7
     assert "view=head" in page.url and "layer=3" in page.url and "head=7" in page.url
     assert chart_count(page) == 2
 

@@ -7,7 +7,7 @@ import re
 import pytest
 
 from attnlab.limits import LIVE_TRAIN_BUDGET_S
-from attnlab.testing import PATIENCE_MS
+from attnlab.testing import PATIENCE_MS, click_point
 from attnlab.trained.training import SCORE_EVERY
 from attnlab.ui.app.i18n import catalog
 from tests.e2e.conftest import main_text, no_exception, open_app, rerun
@@ -43,10 +43,5 @@ def test_clicking_a_cell_of_the_patching_map_opens_that_head_in_both_runs(page, 
     open_app(page, server, "/decoder?lang=en&inside=heads&seq=k+3+x+m+q+7+k+3+x+m+q+7+k+3+x")
     assert no_exception(page)
     chart = page.locator('[data-testid="stPlotlyChart"]').nth(2)  # after the two layers' grids: the patching map
-    chart.scroll_into_view_if_needed()
-    box = chart.locator(".scatterlayer .trace").first.locator("path.point").nth(5).bounding_box()  # layer 2, head 2
-    x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
-    page.mouse.move(x, y)
-    page.wait_for_selector(".hoverlayer .hovertext")  # Plotly clicks the point it is hovering
-    rerun(page, lambda: page.mouse.click(x, y))
+    click_point(page, chart.locator(".scatterlayer .trace").first.locator("path.point").nth(5))  # layer 2, head 2
     assert no_exception(page) and "Head 2.2: patching restores" in main_text(page)

@@ -7,6 +7,7 @@ from urllib.parse import quote_plus
 import pytest
 
 from attnlab.pipeline import LabConfig
+from attnlab.testing import click_point
 from tests.e2e.conftest import chart_count, chart_text, open_app, rerun
 from tests.e2e.test_offline_pack import HOSTILE, assert_draws_offline, open_offline
 
@@ -58,7 +59,6 @@ def test_the_pack_downloaded_from_the_page_draws_offline(page, context, server, 
 def test_a_click_on_a_head_in_the_model_view_opens_it(page, server):
     open_app(page, server, "/real-model?view=model&lang=en&text=The+cat+sat+on+the+mat.")
     assert chart_count(page) == 1
-    target = page.locator('[data-testid="stPlotlyChart"] .scatterlayer .point').nth(14)  # layer 2, head 3
-    rerun(page, lambda: target.click(force=True))
+    click_point(page, page.locator('[data-testid="stPlotlyChart"] .scatterlayer .point').nth(14))  # layer 2, head 3
     assert "view=head" in page.url and "layer=2" in page.url and "head=3" in page.url
     assert chart_count(page) == 2
