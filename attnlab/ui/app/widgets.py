@@ -53,6 +53,15 @@ def number(page: PageState, name: str, label: str, *, where: Any = st, step: flo
     )
 
 
+def optional_number(page: PageState, name: str, label: str, *, empty: str, where: Any = st, **kw) -> Any:
+    """A whole-number input its Param may leave empty (None), with the Param's bounds; `empty` is the placeholder
+    that says what an empty box means."""
+    param = page.params[name]
+    return where.number_input(
+        label, min_value=int(param.lo), max_value=int(param.hi), step=1, placeholder=empty, key=page.key(name), **kw
+    )
+
+
 def slider(
     page: PageState, name: str, label: str, *, where: Any = st, step: float | None = None, hi: float | None = None, **kw
 ) -> Any:

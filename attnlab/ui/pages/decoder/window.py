@@ -15,7 +15,7 @@ from attnlab import trained
 from attnlab.figures.kvcache import kept_figure
 from attnlab.trained.patching import period
 from attnlab.ui.app.i18n import t
-from attnlab.ui.app.widgets import number
+from attnlab.ui.app.widgets import number, optional_number
 from attnlab.ui.pages.decoder.sections import DECODER
 
 STREAMING_SINKS = 4  # the sinks compared when none are asked for: StreamingLLM keeps the first 4 tokens
@@ -24,13 +24,12 @@ STREAMING_SINKS = 4  # the sinks compared when none are asked for: StreamingLLM 
 def controls() -> tuple[int | None, int]:
     """The window (empty: the whole cache) and the sinks it keeps; sinks without a window are said to do nothing."""
     cols = st.columns([1, 1, 3], vertical_alignment="bottom")
-    cols[0].number_input(
+    optional_number(
+        DECODER,
+        "window",
         t("decoder_window.window"),
-        min_value=1,
-        max_value=int(DECODER.params["window"].hi),
-        step=1,
-        placeholder=t("decoder_window.whole"),
-        key=DECODER.key("window"),
+        empty=t("decoder_window.whole"),
+        where=cols[0],
         help=t("decoder_window.window_help"),
     )
     number(DECODER, "sinks", t("decoder_window.sinks"), where=cols[1], help=t("decoder_window.sinks_help"))

@@ -18,7 +18,7 @@ from attnlab.params import divisor_at_most
 from attnlab.ui.app.i18n import t
 from attnlab.ui.app.state import PageState
 from attnlab.ui.app.text import code
-from attnlab.ui.app.widgets import chart, number, segmented, selectbox
+from attnlab.ui.app.widgets import chart, number, optional_number, segmented, selectbox
 
 PAGE = PageState("kv", links.params("kv"))
 SHAPE_INPUTS = ("layers", "heads", "kv_heads", "head_dim", "latent", "rope_dim")
@@ -75,15 +75,8 @@ def typed_shape() -> ModelShape:
     cols = st.columns(len(SHAPE_INPUTS) + 2)
     for col, name in zip(cols, SHAPE_INPUTS, strict=False):
         number(PAGE, name, t(f"kvcache.f_{name}"), where=col, help=t(f"kvcache.f_{name}_help"))
-    cols[-2].number_input(
-        t("kvcache.f_window"),
-        min_value=1,
-        max_value=int(PAGE.params["window"].hi),
-        step=1,
-        placeholder=t("kvcache.no_window"),
-        key=PAGE.key("window"),
-        help=t("kvcache.f_window_help"),
-    )
+    empty, help_text = t("kvcache.no_window"), t("kvcache.f_window_help")
+    optional_number(PAGE, "window", t("kvcache.f_window"), empty=empty, where=cols[-2], help=help_text)
     number(PAGE, "billions", t("kvcache.f_billions"), where=cols[-1], step=1.0, help=t("kvcache.f_billions_help"))
     heads, kv, latent, rope = PAGE["heads"], PAGE["kv_heads"], PAGE["latent"], PAGE["rope_dim"]
     if heads % kv:
