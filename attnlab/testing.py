@@ -124,11 +124,16 @@ def watch(tab) -> None:
         tab.on("websocket", lambda ws: _SOCKETS.__setitem__(tab, ws))
 
 
-def finished(payload: bytes | str) -> bool:
-    """Whether a websocket message is the server saying a script run finished."""
+def _message_kind(payload: bytes | str) -> str | None:
+    """Which ForwardMsg a websocket message is (`new_session` opens a script run, `script_finished` ends it)."""
     from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
-    return isinstance(payload, bytes) and ForwardMsg.FromString(payload).WhichOneof("type") == "script_finished"
+    return ForwardMsg.FromString(payload).WhichOneof("type") if isinstance(payload, bytes) else None
+
+
+def finished(payload: bytes | str) -> bool:
+    """Whether a websocket message is the server saying a script run finished."""
+    return _message_kind(payload) == "script_finished"
 
 
 def page_finished(payload: bytes | str) -> bool:
@@ -152,18 +157,16 @@ def rerun(tab, action: Callable[[], object], timeout: float = PATIENCE_MS, whole
     """
     with _SOCKETS[tab].expect_event("framereceived", predicate=page_finished if whole else finished, timeout=timeout):
         action()
-    tab.evaluate("() => new Promise(done => requestAnimationFrame(() => done()))")  # the page has handled it
+    _drawn(tab, timeout)
+
+
+def _drawn(tab, timeout: float = PATIENCE_MS) -> None:
+    """After a run's `script_finished`: wait a frame (the page has handled the message), then until it settles."""
+    tab.evaluate("() => new Promise(done => requestAnimationFrame(() => done()))")
     settle(tab, timeout)
 
 
 CLICK_AGAIN_S = 30.0  # a click on a chart that no run has started from this long after is clicked again
-
-
-def _message_kind(payload: bytes | str) -> str | None:
-    """Which ForwardMsg a websocket message is (`new_session` opens a script run, `script_finished` ends it)."""
-    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
-
-    return ForwardMsg.FromString(payload).WhichOneof("type") if isinstance(payload, bytes) else None
 
 
 def click_point(tab, point) -> None:
@@ -187,8 +190,7 @@ def click_point(tab, point) -> None:
         _click_until_a_run(tab, point, seen)
     finally:
         socket.remove_listener("framereceived", note)
-    tab.evaluate("() => new Promise(done => requestAnimationFrame(() => done()))")  # the page has handled it
-    settle(tab)
+    _drawn(tab)
 
 
 def _click_until_a_run(tab, point, seen: list[str]) -> None:
