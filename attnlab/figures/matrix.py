@@ -12,6 +12,7 @@ from typing import Literal
 import numpy as np
 import plotly.graph_objects as go
 
+from attnlab.figures.margins import COLORBAR_THICKNESS, COLORBAR_X, heatmap_margin
 from attnlab.figures.palette import current
 from attnlab.figures.prebuilt import BASE_LAYOUT, TEMPLATE, Prebuilt, colorscale, expanded_scale, typed
 from attnlab.figures.projector import projector
@@ -103,7 +104,7 @@ def heatmap_traces(
             xgap=gap,
             ygap=gap,
             hovertemplate=where + value + ("%{customdata}" if extra else "") + "<extra></extra>",
-            colorbar=dict(thickness=10, len=0.9),
+            colorbar=dict(thickness=COLORBAR_THICKNESS, len=0.9, x=COLORBAR_X),
             **extra,
             **_zrange(m, kind),
         )
@@ -130,12 +131,29 @@ def heatmap_traces(
 
 def _axes(n_cols: int, x_domain=None, y_domain=None, anchor: str = "") -> tuple[dict, dict]:
     """Category axes in token order, row 0 on top, slanted labels when there are many columns."""
-    x = dict(showgrid=False, zeroline=False, tickangle=-45 if n_cols > 8 else 0, type="category")
+    x = dict(showgrid=False, zeroline=False, tickangle=-45 if _slanted(n_cols) else 0, type="category")
     y = dict(autorange="reversed", showgrid=False, zeroline=False, type="category")
     if x_domain is not None:
         x.update(domain=x_domain, anchor=f"y{anchor}")
         y.update(domain=y_domain, anchor=f"x{anchor}")
     return x, y
+
+
+def _slanted(n_cols: int) -> bool:
+    """Column labels slant when there are many columns."""
+    return n_cols > 8
+
+
+def _margin(base: dict, traces: list[dict], m: np.ndarray, rows: Sequence[str], cols: Sequence[str]) -> dict:
+    """`base` widened to the room the labels and the colour bar of `traces` (the first carries the scale) take."""
+    scale = traces[0]
+    colorbar = None
+    if scale["showscale"]:
+        finite = m[np.isfinite(m)]
+        low, high = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0)
+        colorbar = (scale.get("zmin", low), scale.get("zmax", high))
+    font_px = BASE_LAYOUT["font"]["size"]
+    return heatmap_margin(base, font_px, scale["y"], scale["x"], slanted=_slanted(len(cols)), colorbar=colorbar)
 
 
 def _height(n_rows: int) -> int:
@@ -204,7 +222,9 @@ def matrix_figure(
     )
     if outline is not None:
         layout["shapes"].append(_outline(*outline))
-    return Prebuilt(dict(data=heatmap_traces(m, rows, cols, **kw), layout=layout))
+    data = heatmap_traces(m, rows, cols, **kw)
+    layout["margin"] = _margin(layout["margin"], data, np.asarray(m, dtype=np.float64), rows, cols)
+    return Prebuilt(dict(data=data, layout=layout))
 
 
 def grid_figure(
@@ -252,6 +272,7 @@ def grid_figure(
                 font=dict(size=14),
             )
         )
+    layout["margin"] = _margin(layout["margin"], data, np.concatenate([np.ravel(m) for m in mats]), rows, cols)
     return Prebuilt(dict(data=data, layout=layout))
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from urllib.parse import quote
 
 import pytest
 
@@ -116,3 +117,24 @@ def test_a_visitors_first_minute_first_screen_then_all_a_change_an_edit_a_shared
     assert "/neuron" in page.url and "q=1" in page.url and "text=I+like+you" in page.url and "d_model=6" in page.url
     assert "Query like (position 1)" in page.locator('[data-testid="stMain"]').inner_text()
     assert chart_count(page) == 5 and page.locator('[data-testid="stException"]').count() == 0
+
+
+# Each heatmap chart's margins as the app wrote them and as Plotly laid them out, after measuring its labels.
+MARGINS = """() => [...document.querySelectorAll('.js-plotly-plot')]
+  .filter(gd => gd.data.some(trace => trace.type === 'heatmap') && (gd.layout.margin || {}).l !== undefined)
+  .map(gd => ['l', 'r', 'b'].map(side => [gd.layout.margin[side], gd._fullLayout._size[side]]))"""
+
+
+def test_heatmap_margins_hold_their_labels_so_plotly_draws_each_chart_once(page, server):
+    """Plotly's automargin widens a margin its labels overflow, and draws the chart again to do it; the margins the
+    app writes (`figures.margins`) are meant to be wide enough already. Checked here against Plotly's own measure in
+    Chromium, with the widest labels the Playground takes: Chinese, capitals, escaped HTML, a 16-character cut, and
+    more than 8 tokens, so that column labels slant."""
+    tokens = ["注意力机制", "M" * 20, "<b>x</b>", "Wow", "的", "is", "all", "you", "need", "&amp;", "42", "W"]
+    text = "+".join(quote(token) for token in tokens)
+    open_app(page, server, f"/?lang=zh&d_model=8&heads=2&text={text}")
+    charts = page.evaluate(MARGINS)
+    assert len(charts) >= len(STAGES) - 1  # every stage chart but the heads strip
+    for sides in charts:
+        for written, laid_out in sides:
+            assert laid_out <= written + 1, charts  # Plotly needed no more room than the app made (1 px: rounding)
