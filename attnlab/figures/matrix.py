@@ -144,7 +144,7 @@ def _slanted(n_cols: int) -> bool:
     return n_cols > 8
 
 
-def _margin(base: dict, traces: list[dict], m: np.ndarray, rows: Sequence[str], cols: Sequence[str]) -> dict:
+def _margin(base: dict, traces: list[dict], m: np.ndarray) -> dict:
     """`base` widened to the room the labels and the colour bar of `traces` (the first carries the scale) take."""
     scale = traces[0]
     colorbar = None
@@ -153,7 +153,7 @@ def _margin(base: dict, traces: list[dict], m: np.ndarray, rows: Sequence[str], 
         low, high = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0)
         colorbar = (scale.get("zmin", low), scale.get("zmax", high))
     font_px = BASE_LAYOUT["font"]["size"]
-    return heatmap_margin(base, font_px, scale["y"], scale["x"], slanted=_slanted(len(cols)), colorbar=colorbar)
+    return heatmap_margin(base, font_px, scale["y"], scale["x"], slanted=_slanted(len(scale["x"])), colorbar=colorbar)
 
 
 def _height(n_rows: int) -> int:
@@ -223,7 +223,7 @@ def matrix_figure(
     if outline is not None:
         layout["shapes"].append(_outline(*outline))
     data = heatmap_traces(m, rows, cols, **kw)
-    layout["margin"] = _margin(layout["margin"], data, np.asarray(m, dtype=np.float64), rows, cols)
+    layout["margin"] = _margin(layout["margin"], data, np.asarray(m, dtype=np.float64))
     return Prebuilt(dict(data=data, layout=layout))
 
 
@@ -272,7 +272,7 @@ def grid_figure(
                 font=dict(size=14),
             )
         )
-    layout["margin"] = _margin(layout["margin"], data, np.concatenate([np.ravel(m) for m in mats]), rows, cols)
+    layout["margin"] = _margin(layout["margin"], data, np.concatenate([np.ravel(m) for m in mats]))
     return Prebuilt(dict(data=data, layout=layout))
 
 
