@@ -1,14 +1,18 @@
-"""Margins a heatmap's labels and colour bar need, worked out before the browser draws it, so Plotly draws it once.
+"""Margins a heatmap's labels and colour bar need, worked out before the browser draws it, so Plotly measures less.
 
 Plotly's automargin draws a chart, measures its tick labels and colour bar, and, when they need more room than the
 layout's margins give, draws the whole chart again. Every heatmap paid that second draw (24 heatmap traces painted
 50 times on the Multi-head page at 64 tokens x 64 heads). The margins written here are upper bounds of what the labels
-take, so the measured room fits and the second draw is skipped; automargin stays on, so a label wider than the bound
-(a font wider than any measured below) still gets its room, at the old cost of one more draw.
+take. Where every label is made of characters whose widths were measured (`bounded`), automargin is turned off as
+well, since measuring the labels then tells Plotly nothing: it measured every label in the browser, one forced layout
+each, a third of the drawing of that page. Labels with other characters (emoji, other scripts, symbols) keep
+automargin, so they still get their room, at the old cost.
 
-Widths are in ems of the chart's font. Measured in Chromium (canvas `measureText`), the widest of the sans fonts a
-browser falls back to is DejaVu Sans: lowercase letters 0.56 em on average (m 0.97), digits 0.64, capitals 0.67
-(W 0.99); Noto Sans, Liberation Sans and Arial are narrower; CJK characters are 1 em in every font.
+Widths are in ems of the chart's font: upper bounds over the fonts a browser falls back to, measured in Chromium
+(canvas `measureText`; tests/e2e/test_label_widths.py measures them again). For Latin text DejaVu Sans is the widest
+(lowercase letters 0.56 em on average, m 0.97; capitals 0.67, W 0.99, Œ 1.07; # and ^ 0.84; @ 1.02 in Arial). Noto Sans
+CJK, which draws Latin text too where Noto Sans is not installed, sets curly quotes, the middle dot and ×, ±, ÷, ∞ a
+full em; CJK characters are 1 em in every font. A margin also keeps Plotly's 12-px pad beyond the widest label.
 """
 
 from __future__ import annotations
@@ -28,20 +32,45 @@ COLORBAR_THICKNESS = 10  # px, the heatmaps' bars
 COLORBAR_GAP = 8  # px from the bar to its labels, with the bar's outline and a pixel or two of slack
 COLORBAR_MAX_TICKS = 10  # Plotly puts at most 10 ticks on a colour bar (one per 40 px of it, 4 to 9, plus one)
 WIDE = frozenset("WF")  # east-asian widths that take a full em
-BROAD = frozenset("mwMW@%…")  # Latin glyphs near a full em
+EMS = {  # characters wider than their class (a lowercase letter 0.65 em, a capital 0.8), at their widest measured
+    **dict.fromkeys("#^+<=>~&−", 0.85),
+    **dict.fromkeys("mwMW%ĦħŉÆæ…—‘’“”·×±÷∞", 1.0),  # the quotes, dot and signs: full width in Noto Sans CJK
+    **dict.fromkeys("@Œœ", 1.1),
+}
+MEASURED_PUNCTUATION = frozenset("–—‘’“”…·−±×÷∞\u200b")  # outside ASCII, what `em_width` bounds besides letters
 
 
 def em_width(text: str) -> float:
     """An upper bound of `text`'s width in ems, as Plotly shows it (escaped HTML read back, zero-width spaces none)."""
-    width = 0.0
-    for ch in html.unescape(text).replace("\u200b", ""):
-        if unicodedata.east_asian_width(ch) in WIDE or ch in BROAD:
-            width += 1.0
-        elif ch.isupper():
-            width += 0.8
-        else:
-            width += 0.65
-    return width
+    return sum(_em(ch) for ch in html.unescape(text).replace("\u200b", ""))
+
+
+def _em(ch: str) -> float:
+    """One character's width bound in ems: an accented letter's is its base letter's (Ŵ is W's)."""
+    if ch in EMS:
+        return EMS[ch]
+    if unicodedata.east_asian_width(ch) in WIDE:
+        return 1.0
+    base = unicodedata.normalize("NFD", ch)[0]
+    if base != ch:
+        return _em(base)
+    return 0.8 if ch.isupper() else 0.65
+
+
+def _measured(ch: str) -> bool:
+    """Whether `em_width` bounds this character: printable ASCII, Latin letters (U+00C0 to U+017F), the punctuation
+    above, CJK (east-asian wide letters, digits and punctuation: emoji and other wide symbols are not)."""
+    if " " <= ch <= "~" or ch in MEASURED_PUNCTUATION:
+        return True
+    if "\u00c0" <= ch <= "\u017f":
+        return ch.isalpha()
+    return unicodedata.east_asian_width(ch) in WIDE and unicodedata.category(ch)[0] in "LNPZ" and ch < "\U0001f000"
+
+
+def bounded(labels: Sequence[str]) -> bool:
+    """Whether every label (escaped HTML read back) is made of characters `em_width` bounds, so that a margin from it
+    holds the label in any of the fonts measured, and Plotly need not measure it in the browser."""
+    return all(_measured(ch) for text in labels for ch in html.unescape(text))
 
 
 def widest(labels: Sequence[str]) -> float:

@@ -12,7 +12,7 @@ from typing import Literal
 import numpy as np
 import plotly.graph_objects as go
 
-from attnlab.figures.margins import COLORBAR_THICKNESS, COLORBAR_X, heatmap_margin
+from attnlab.figures.margins import COLORBAR_THICKNESS, COLORBAR_X, bounded, heatmap_margin
 from attnlab.figures.palette import current
 from attnlab.figures.prebuilt import BASE_LAYOUT, TEMPLATE, Prebuilt, colorscale, expanded_scale, typed
 from attnlab.figures.projector import projector
@@ -104,7 +104,9 @@ def heatmap_traces(
             xgap=gap,
             ygap=gap,
             hovertemplate=where + value + ("%{customdata}" if extra else "") + "<extra></extra>",
-            colorbar=dict(thickness=COLORBAR_THICKNESS, len=0.9, x=COLORBAR_X),
+            # its labels fit the margin written for them: Plotly's default ("hide past div") measures every label
+            # again as each one is placed, a forced layout each
+            colorbar=dict(thickness=COLORBAR_THICKNESS, len=0.9, x=COLORBAR_X, ticklabeloverflow="allow"),
             **extra,
             **_zrange(m, kind),
         )
@@ -129,10 +131,16 @@ def heatmap_traces(
     return traces
 
 
-def _axes(n_cols: int, x_domain=None, y_domain=None, anchor: str = "") -> tuple[dict, dict]:
-    """Category axes in token order, row 0 on top, slanted labels when there are many columns."""
+def _axes(labels: Sequence[str], n_cols: int, x_domain=None, y_domain=None, anchor: str = "") -> tuple[dict, dict]:
+    """Category axes in token order, row 0 on top, slanted labels when there are many columns.
+
+    Plotly measures the axes' labels in the browser (automargin) only where `labels` (rows and columns, as shown)
+    have characters whose widths `figures.margins` does not bound: the margins written already hold the others.
+    """
+    measure = not bounded(labels)
     x = dict(showgrid=False, zeroline=False, tickangle=-45 if _slanted(n_cols) else 0, type="category")
     y = dict(autorange="reversed", showgrid=False, zeroline=False, type="category")
+    x["automargin"] = y["automargin"] = measure
     if x_domain is not None:
         x.update(domain=x_domain, anchor=f"y{anchor}")
         y.update(domain=y_domain, anchor=f"x{anchor}")
@@ -214,7 +222,8 @@ def matrix_figure(
     to stage, and `outline` one block of cells (the current tile).
     """
     n_rows, n_cols = len(rows), len(cols)
-    xaxis, yaxis = _axes(n_cols)
+    data = heatmap_traces(m, rows, cols, **kw)
+    xaxis, yaxis = _axes([*data[0]["y"], *data[0]["x"]], n_cols)
     layout = dict(BASE_LAYOUT, xaxis=xaxis, yaxis=yaxis, height=_height(n_rows))
     layout["title"] = dict(text=label(title, 80) if title else None, x=0.0)
     layout["shapes"] = _rules(col_breaks, row_breaks, n_rows, n_cols, breaks_dash) + _row_outline(
@@ -222,7 +231,6 @@ def matrix_figure(
     )
     if outline is not None:
         layout["shapes"].append(_outline(*outline))
-    data = heatmap_traces(m, rows, cols, **kw)
     layout["margin"] = _margin(layout["margin"], data, np.asarray(m, dtype=np.float64))
     return Prebuilt(dict(data=data, layout=layout))
 
@@ -246,12 +254,13 @@ def grid_figure(
     shared = _zrange(np.concatenate([np.asarray(m, dtype=float).ravel() for m in mats]), kw.get("kind", "signed"))
     data, layout = [], dict(BASE_LAYOUT, height=_height(len(rows)) * n_rows, annotations=[], shapes=[])
     layout["margin"] = dict(BASE_LAYOUT["margin"], t=40)
+    labels = [*unique_labels(rows), *unique_labels(cols)]  # as heatmap_traces writes them
     for i, m in enumerate(mats):
         r, c = divmod(i, per_row)
         x0, y1 = c * (width + gap_x), 1 - r * (height + gap_y)
         suffix = "" if i == 0 else str(i + 1)
         layout[f"xaxis{suffix}"], layout[f"yaxis{suffix}"] = _axes(
-            len(cols), [x0, x0 + width], [y1 - height, y1], suffix
+            labels, len(cols), [x0, x0 + width], [y1 - height, y1], suffix
         )
         layout[f"yaxis{suffix}"]["showticklabels"] = c == 0  # the panels of a row share their row labels
         extra = hover_extra[i] if hover_extra else None
@@ -324,7 +333,12 @@ def head_columns_figure(d_model: int, n_heads: int, head_names: Sequence[str]) -
         template=TEMPLATE,
         height=90,
         margin=dict(t=10, b=10),
-        xaxis=dict(tickmode="array", tickvals=list(range(d_model)), ticktext=[f"d{i}" for i in range(d_model)]),
+        xaxis=dict(
+            tickmode="array",
+            tickvals=list(range(d_model)),
+            ticktext=[f"d{i}" for i in range(d_model)],
+            ticklabeloverflow="allow",  # Plotly's default for a numeric axis measures each label as each is placed
+        ),
         yaxis=dict(visible=False),
     )
     return go.Figure(dict(data=[strip], layout=layout))  # validated once, not property by property
