@@ -3,25 +3,12 @@
 import streamlit as st
 
 from attnlab.ui.app.i18n import t
-from attnlab.ui.pages.multihead.grouped import grouped_section
-from attnlab.ui.pages.multihead.sections import (
-    PAGE,
-    concat_section,
-    cut,
-    dropout_section,
-    every_head,
-    full_size_section,
-    fused_section,
-    load,
-    reshape,
-    resplit_section,
-    torch_section,
-)
+from attnlab.ui.pages.multihead.sections import PAGE, cut, every_head, later_sections, load, reshape
 from attnlab.ui.parts import lab, stages
 
 
 def main() -> None:
-    """Nine views of one multi-head computation, all from the Playground's settings."""
+    """Ten views of one multi-head computation, all from the Playground's settings (4 to 10 fold at the largest)."""
     st.title(t("multihead.title"))
     st.caption(t("multihead.intro"))
     load()
@@ -35,13 +22,7 @@ def main() -> None:
     cut(result)
     reshape(result, shown)
     every_head(result, shown)
-    resplit_section(result)
-    concat_section(result)
-    fused_section(result)
-    run = dropout_section(result, shown)
-    torch_section(run)
-    full_size_section(len(result.tokens))
-    grouped_section(result, PAGE)
+    later_sections(result, shown)
 
 
 main()

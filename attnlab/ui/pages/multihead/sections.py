@@ -1,5 +1,8 @@
 """The Multi-head page's sections: the cut into heads, every head, re-split, concat, fused QKV, dropout, PyTorch."""
 
+import contextlib
+from collections.abc import Iterator
+
 import streamlit as st
 
 from attnlab import links
@@ -20,10 +23,12 @@ from attnlab.ui.app.i18n import t
 from attnlab.ui.app.state import PageState
 from attnlab.ui.app.text import code
 from attnlab.ui.app.widgets import chart, number, selectbox, shape_text, stage, text_input
+from attnlab.ui.pages.multihead import grouped
 from attnlab.ui.parts import lab
 from attnlab.ui.parts.checks import check_table, head_name
 
 PAGE = PageState("mh", links.params("mh"))
+FOLD_CELLS = 2048  # from this many tokens x d_model sections 4 to 10 start folded (the largest page: 64 x 64 = 4,096)
 
 
 def dropout_p() -> float:
@@ -166,6 +171,14 @@ def fused_section(result: LabResult) -> None:
     st.caption(t("multihead.fused_caption"))
 
 
+def dropout_run(result: LabResult, p: float) -> DropoutResult:
+    """The page's multi-head attention through nn.MultiheadAttention, with dropout p from the page's seed."""
+    steps = result.steps
+    return multi_head_with_torch(
+        result.x, result.weights, steps.n_heads, is_causal=lab.LAB["causal"], dropout_p=p, seed=PAGE["dseed"]
+    )
+
+
 def dropout_section(result: LabResult, shown: tuple[int, ...]) -> DropoutResult:
     """7. Dropout on the attention weights, drawn from a seed so PyTorch can draw the same mask."""
     steps, tokens = result.steps, result.tokens
@@ -181,9 +194,7 @@ def dropout_section(result: LabResult, shown: tuple[int, ...]) -> DropoutResult:
     text_input(PAGE, "p", t("multihead.p"), where=left, help=t("multihead.p_help"))
     number(PAGE, "dseed", t("multihead.dseed"), where=right, help=t("multihead.dseed_help"))
     p = dropout_p()
-    run = multi_head_with_torch(
-        result.x, result.weights, n_heads, is_causal=lab.LAB["causal"], dropout_p=p, seed=PAGE["dseed"]
-    )
+    run = dropout_run(result, p)
     if not p:
         st.caption(t("multihead.dropout_off"))
         return run
@@ -260,6 +271,63 @@ def full_size_section(t_len: int) -> None:
         f"# W_Q, W_K, W_V, W_O: 4 x {size.d_model}^2 = {size.projection_params:,} weights",
         language="python",
     )
+
+
+def folds(result: LabResult) -> bool:
+    """Whether sections 4 to 10 start folded: at the largest sizes, where their 10 charts of up to 64 x 192 cells cost
+    a browser more than the rest of the page (on a 2-core machine, folding them took the page at 64 tokens x d_model 64
+    from 12.6 to 8.7 s)."""
+    return len(result.tokens) * result.weights.d_model >= FOLD_CELLS
+
+
+@contextlib.contextmanager
+def folded(index: int, title: str, fold: bool) -> Iterator[bool]:
+    """Whether section `index` draws in this run: always, unless `fold`; then inside an expander under its title,
+    once it is open. An open one stays open for the session; its settings stay in the link while it is shut."""
+    if not fold:
+        yield True
+        return
+    box = st.expander(f"{index}. {title}", key=PAGE.key(f"open{index}"), on_change="rerun")
+    with box:
+        yield bool(box.open)
+
+
+def later_sections(result: LabResult, shown: tuple[int, ...]) -> None:
+    """Sections 4 to 10, folded at the largest sizes (`folds`), which the page then says."""
+    fold = folds(result)
+    if fold:
+        sizes = dict(t_len=len(result.tokens), d_model=result.weights.d_model)
+        st.info(t("multihead.folded", **sizes), icon=":material/unfold_more:")
+    with folded(4, t("multihead.resplit_title"), fold) as drawn:
+        if drawn:
+            resplit_section(result)
+    with folded(5, t("multihead.concat_title"), fold) as drawn:
+        if drawn:
+            concat_section(result)
+    with folded(6, t("multihead.fused_title"), fold) as drawn:
+        if drawn:
+            fused_section(result)
+    run = None
+    with folded(7, t("multihead.dropout_title"), fold) as drawn:
+        if drawn:
+            run = dropout_section(result, shown)
+    with folded(8, t("multihead.torch_title"), fold) as drawn:
+        if drawn:
+            torch_section(run or dropout_run(result, parse_quietly(PAGE["p"])))
+    with folded(9, t("multihead.full_title"), fold) as drawn:
+        if drawn:
+            full_size_section(len(result.tokens))
+    with folded(grouped.INDEX, t("gqa.title"), fold) as drawn:
+        if drawn:
+            grouped.grouped_section(result, PAGE)
+
+
+def parse_quietly(raw: str) -> float:
+    """Dropout p from its text, 0 when it cannot be used: section 7, when it is drawn, says why."""
+    try:
+        return parse_dropout_p(raw)
+    except Invalid as bad:
+        return bad.used
 
 
 def load() -> None:
