@@ -1,7 +1,7 @@
 """Where the largest settings' draw time goes in the browser: per chart its Plotly draws, paints, SVG text nodes.
 
 usage: python scripts/draw_profile.py [--runs 5] [--pages playground,cross,multihead] [--root DIR ...] [--cpu]
-       [--trace DIR]
+       [--trace DIR] [--busy N]
 
 Each visit opens the page's link in a fresh browser context on a warm server and waits on the app's own state
 (`attnlab.testing.settle`), as scripts/budgets.py does. It reports the seconds from the link to every chart drawn;
@@ -13,6 +13,8 @@ events, counted by a hook on the chart's `emit`), its traces and SVG text nodes.
 `git archive` of another commit, say) are served side by side and visited in turn, so their figures are taken in
 the same minutes on the same machine; each is the median over `--runs` visits. `--cpu` adds one visit per page
 with a CPU profile summed by Plotly module; `--trace DIR` writes a Chrome performance trace per page and checkout.
+`--busy N` keeps N other processes spinning on the CPU while the visits are timed (after the servers are warm), as
+other work keeps a class server busy; N = 2 keeps both cores of a 2-core machine busy.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import functools
 import json
 import re
 import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -159,6 +162,17 @@ def by_module(profile: dict) -> dict[str, float]:
     return {name: round(s, 3) for name, s in sorted(totals.items(), key=lambda kv: -kv[1])[:25] if s >= 0.02}
 
 
+@contextlib.contextmanager
+def _spinning():
+    """One other process that keeps a core busy until the block ends."""
+    proc = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        yield
+    finally:
+        proc.kill()
+        proc.wait()
+
+
 def summary(visits: list[dict]) -> dict:
     """Medians over the visits, and the counts of the last one (they do not vary between visits)."""
     last = visits[-1]
@@ -188,6 +202,7 @@ def main() -> int:
     ap.add_argument("--root", action="append", type=Path, help="a checkout to serve (repeat to compare)")
     ap.add_argument("--trace", type=Path, default=None)
     ap.add_argument("--cpu", action="store_true", help="one more visit per page with a CPU profile, by module")
+    ap.add_argument("--busy", type=int, default=0, help="processes kept spinning while the visits are timed")
     args = ap.parse_args()
     roots = args.root or [ROOT]
     pages = args.pages.split(",")
@@ -200,6 +215,8 @@ def main() -> int:
             for name in pages:
                 visit(browser, served.url + PAGES[name])
         visits: dict = {(r, name): [] for r in range(len(roots)) for name in pages}
+        for _ in range(args.busy):
+            stack.enter_context(_spinning())
         for _ in range(args.runs):
             for name in pages:
                 for r, served in enumerate(servers):
