@@ -275,8 +275,8 @@ def full_size_section(t_len: int) -> None:
 
 def folds(result: LabResult) -> bool:
     """Whether sections 4 to 10 start folded: at the largest sizes, where their 10 charts of up to 64 x 192 cells cost
-    a browser more than the rest of the page (on a 2-core machine, folding them took the page at 64 tokens x d_model 64
-    from 12.6 to 8.7 s)."""
+    a browser more than the rest of the page (in Chromium on a 2-core machine, without them the page at 64 tokens x
+    d_model 64 settled in 8.7 s instead of 12.6, `scripts/draw_profile.py`)."""
     return len(result.tokens) * result.weights.d_model >= FOLD_CELLS
 
 
