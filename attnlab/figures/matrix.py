@@ -131,13 +131,12 @@ def heatmap_traces(
     return traces
 
 
-def _axes(labels: Sequence[str], n_cols: int, x_domain=None, y_domain=None, anchor: str = "") -> tuple[dict, dict]:
+def _axes(n_cols: int, measure: bool, x_domain=None, y_domain=None, anchor: str = "") -> tuple[dict, dict]:
     """Category axes in token order, row 0 on top, slanted labels when there are many columns.
 
-    Plotly measures the axes' labels in the browser (automargin) only where `labels` (rows and columns, as shown)
-    have characters whose widths `figures.margins` does not bound: the margins written already hold the others.
+    `measure`: Plotly measures the labels in the browser (automargin), for labels whose widths `figures.margins`
+    does not bound (`margins.bounded`); the margins written already hold the others.
     """
-    measure = not bounded(labels)
     x = dict(showgrid=False, zeroline=False, tickangle=-45 if _slanted(n_cols) else 0, type="category")
     y = dict(autorange="reversed", showgrid=False, zeroline=False, type="category")
     x["automargin"] = y["automargin"] = measure
@@ -145,6 +144,11 @@ def _axes(labels: Sequence[str], n_cols: int, x_domain=None, y_domain=None, anch
         x.update(domain=x_domain, anchor=f"y{anchor}")
         y.update(domain=y_domain, anchor=f"x{anchor}")
     return x, y
+
+
+def _measures_labels(trace: dict) -> bool:
+    """Whether Plotly must measure a heatmap trace's row and column labels (see `_axes`)."""
+    return not bounded([*trace["y"], *trace["x"]])
 
 
 def _slanted(n_cols: int) -> bool:
@@ -223,7 +227,7 @@ def matrix_figure(
     """
     n_rows, n_cols = len(rows), len(cols)
     data = heatmap_traces(m, rows, cols, **kw)
-    xaxis, yaxis = _axes([*data[0]["y"], *data[0]["x"]], n_cols)
+    xaxis, yaxis = _axes(n_cols, _measures_labels(data[0]))
     layout = dict(BASE_LAYOUT, xaxis=xaxis, yaxis=yaxis, height=_height(n_rows))
     layout["title"] = dict(text=label(title, 80) if title else None, x=0.0)
     layout["shapes"] = _rules(col_breaks, row_breaks, n_rows, n_cols, breaks_dash) + _row_outline(
@@ -254,13 +258,13 @@ def grid_figure(
     shared = _zrange(np.concatenate([np.asarray(m, dtype=float).ravel() for m in mats]), kw.get("kind", "signed"))
     data, layout = [], dict(BASE_LAYOUT, height=_height(len(rows)) * n_rows, annotations=[], shapes=[])
     layout["margin"] = dict(BASE_LAYOUT["margin"], t=40)
-    labels = [*unique_labels(rows), *unique_labels(cols)]  # as heatmap_traces writes them
+    measure = not bounded([*unique_labels(rows), *unique_labels(cols)])  # the labels as heatmap_traces writes them
     for i, m in enumerate(mats):
         r, c = divmod(i, per_row)
         x0, y1 = c * (width + gap_x), 1 - r * (height + gap_y)
         suffix = "" if i == 0 else str(i + 1)
         layout[f"xaxis{suffix}"], layout[f"yaxis{suffix}"] = _axes(
-            labels, len(cols), [x0, x0 + width], [y1 - height, y1], suffix
+            len(cols), measure, [x0, x0 + width], [y1 - height, y1], suffix
         )
         layout[f"yaxis{suffix}"]["showticklabels"] = c == 0  # the panels of a row share their row labels
         extra = hover_extra[i] if hover_extra else None

@@ -31,13 +31,14 @@ PAGE = PageState("mh", links.params("mh"))
 FOLD_CELLS = 2048  # from this many tokens x d_model sections 4 to 10 start folded (the largest page: 64 x 64 = 4,096)
 
 
-def dropout_p() -> float:
-    """Dropout p from its text box: 0 (off, with a message naming what was typed) when it cannot be used."""
+def dropout_p(say: bool = True) -> float:
+    """Dropout p from its text box: 0 (off) when it cannot be used, with a message naming what was typed if `say`."""
     raw = PAGE["p"]
     try:
         return parse_dropout_p(raw)
     except Invalid as bad:
-        st.error(t(f"multihead.{bad.reason}", raw=code(raw, 20)), icon=":material/block:")
+        if say:
+            st.error(t(f"multihead.{bad.reason}", raw=code(raw, 20)), icon=":material/block:")
         return bad.used
 
 
@@ -313,21 +314,13 @@ def later_sections(result: LabResult, shown: tuple[int, ...]) -> None:
             run = dropout_section(result, shown)
     with folded(8, t("multihead.torch_title"), fold) as drawn:
         if drawn:
-            torch_section(run or dropout_run(result, parse_quietly(PAGE["p"])))
+            torch_section(run or dropout_run(result, dropout_p(say=False)))  # section 7 says why p is off
     with folded(9, t("multihead.full_title"), fold) as drawn:
         if drawn:
             full_size_section(len(result.tokens))
     with folded(grouped.INDEX, t("gqa.title"), fold) as drawn:
         if drawn:
             grouped.grouped_section(result, PAGE)
-
-
-def parse_quietly(raw: str) -> float:
-    """Dropout p from its text, 0 when it cannot be used: section 7, when it is drawn, says why."""
-    try:
-        return parse_dropout_p(raw)
-    except Invalid as bad:
-        return bad.used
 
 
 def load() -> None:
