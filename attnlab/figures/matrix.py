@@ -146,11 +146,6 @@ def _axes(n_cols: int, measure: bool, x_domain=None, y_domain=None, anchor: str 
     return x, y
 
 
-def _measures_labels(trace: dict) -> bool:
-    """Whether Plotly must measure a heatmap trace's row and column labels (see `_axes`)."""
-    return not bounded([*trace["y"], *trace["x"]])
-
-
 def _slanted(n_cols: int) -> bool:
     """Column labels slant when there are many columns."""
     return n_cols > 8
@@ -227,7 +222,7 @@ def matrix_figure(
     """
     n_rows, n_cols = len(rows), len(cols)
     data = heatmap_traces(m, rows, cols, **kw)
-    xaxis, yaxis = _axes(n_cols, _measures_labels(data[0]))
+    xaxis, yaxis = _axes(n_cols, not bounded([*data[0]["y"], *data[0]["x"]]))
     layout = dict(BASE_LAYOUT, xaxis=xaxis, yaxis=yaxis, height=_height(n_rows))
     layout["title"] = dict(text=label(title, 80) if title else None, x=0.0)
     layout["shapes"] = _rules(col_breaks, row_breaks, n_rows, n_cols, breaks_dash) + _row_outline(
