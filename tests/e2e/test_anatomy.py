@@ -8,6 +8,31 @@ from tests.e2e.conftest import chart_count, main_text, no_exception, open_app, r
 
 pytestmark = pytest.mark.e2e
 
+# Keeps the class Streamlit gave the first loading placeholder it drew (each element whose code is still loading
+# waits as one; the app's own first element, which holds the style under test, is such an element).
+FIRST_PLACEHOLDER = """
+new MutationObserver((_, observer) => {
+  const box = document.querySelector('[data-testid="stSkeleton"]');
+  if (box) {
+    window.placeholderClass = box.className;
+    observer.disconnect();
+  }
+}).observe(document, { childList: true, subtree: true });
+"""
+# Two boxes with that class, one marked as Streamlit marks a placeholder: how many CSS animations each runs.
+PULSES = """() => {
+  const box = marked => {
+    const el = document.createElement('div');
+    el.className = window.placeholderClass;
+    if (marked) el.dataset.testid = 'stSkeleton';
+    document.body.appendChild(el);
+    const n = el.getAnimations().length;
+    el.remove();
+    return n;
+  };
+  return { placeholder: box(true), unmarked: box(false) };
+}"""
+
 
 def test_multihead_renders_in_chinese_and_dropout_adds_a_chart(page, server):
     open_app(page, server, "/multihead?lang=zh&heads=2")
@@ -28,6 +53,14 @@ def test_cross_link_with_every_source_token_padded(page, server):
     assert "hides every source token" in text and "saw nothing" in text
     assert page.locator('[data-testid="stTextInput"] input').first.input_value() == "a b"
     assert chart_count(page) == 5  # no bottleneck chart: there is no visible source state to average
+
+
+def test_loading_placeholders_hold_still_where_streamlit_pulses_them(page, server):
+    """A pulsing placeholder kept the compositor drawing 60 frames a second while the page loaded (`ui/app/preload`)."""
+    page.add_init_script(FIRST_PLACEHOLDER)
+    open_app(page, server, "/cross?src=a+b&tgt=x")
+    assert page.evaluate("window.placeholderClass")  # a placeholder was drawn: there is a class to test
+    assert page.evaluate(PULSES) == {"placeholder": 0, "unmarked": 1}  # Streamlit's pulse, held still by the app
 
 
 def test_neuron_thinking_machines_numbers(page, server):

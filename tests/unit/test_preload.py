@@ -44,3 +44,17 @@ def test_the_script_loads_every_face_a_page_can_use_and_only_those():
     assert families - loaded == {"Source Serif"}  # no theme of ours sets it
     html = preload.script("PlotlyChart.abc.js")
     assert preload.FONTS in html and "FONTS" not in html.replace(preload.FONTS, "")
+
+
+def test_every_run_holds_placeholders_still_with_or_without_the_chart_module(monkeypatch):
+    sent = []
+    monkeypatch.setattr(preload.st, "html", lambda body, **kw: sent.append((body, kw)))
+    monkeypatch.setattr(preload, "plotly_module", lambda: "PlotlyChart.abc.js")
+    preload.charts()
+    monkeypatch.setattr(preload, "plotly_module", lambda: None)
+    preload.charts()
+    (with_module, kw), (without, kw_without) = sent
+    assert with_module == preload.STILL + preload.script("PlotlyChart.abc.js")
+    assert kw == {"unsafe_allow_javascript": True}
+    assert without == preload.STILL and kw_without == {}  # style only: Streamlit keeps it out of the page's flow
+    assert 'data-testid="stSkeleton"' in preload.STILL and "animation:none" in preload.STILL

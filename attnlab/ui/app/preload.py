@@ -17,6 +17,15 @@ used below the charts, redrew every chart above them (15 on the Multi-head page 
 painted 74 times, now 50). Loaded while the server computes, they are there before the first chart. Chromium also
 makes every face anew, unloaded, when some elements add styles (a data frame's, say); the first of those to load
 then starts the others, so that they load together instead of one by one as the text below needs them.
+
+The same element holds the frontend's loading placeholders still (`STILL`). Each element whose code the browser
+has not loaded yet (a chart, a formula, a table) waits as a grey box that pulses forever, as Streamlit draws it. On a
+2-core machine the pulse cost as much CPU as a chart: 15 boxes pulsing for 4 s while Plotly loaded made the GPU
+process composite 60 frames a second, 1.7 s of CPU per Cross-attention visit at its largest settings where a still
+page took 0.3 s (`scripts/draw_profile.py`, whole-machine CPU per visit). On a server that other work keeps busy
+that CPU came out of the charts' own: the page settled in 14 s pulsing and 9 s still, and more evenly (median of 7
+visits each, taken in turn). Streamlit itself stops the pulse for readers who ask for reduced motion; a still box
+says "loading" as well.
 """
 
 from __future__ import annotations
@@ -41,6 +50,7 @@ SCRIPT = """<script>(() => {
   const load = () => import(new URL(MODULE, entry.src).href).catch(() => {});
   if (entry) requestAnimationFrame(() => setTimeout(load, 0));  // let what has arrived paint first
 })();</script>"""
+STILL = '<style>[data-testid="stSkeleton"],[data-testid="stSkeletonElement"]{animation:none!important}</style>'
 FONTS = "/^(KaTeX_|Source Sans|Source Code Pro|Material Symbols)/"  # what a page can use (no theme sets Source Serif)
 
 
@@ -57,7 +67,13 @@ def script(module: str) -> str:
 
 
 def charts() -> None:
-    """Ask the browser to load the chart library now, before anything this run computes."""
+    """Ask the browser to load the chart library now, before anything this run computes, and to hold placeholders still.
+
+    Where the chart module cannot be found only the style is sent, and Streamlit keeps a style-only element out of
+    the page's flow.
+    """
     module = plotly_module()
-    if module is not None:
-        st.html(script(module), unsafe_allow_javascript=True)
+    if module is None:
+        st.html(STILL)
+    else:
+        st.html(STILL + script(module), unsafe_allow_javascript=True)
