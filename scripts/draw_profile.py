@@ -6,7 +6,9 @@ usage: python scripts/draw_profile.py [--runs 5] [--pages playground,cross,multi
 Each visit opens the page's link in a fresh browser context on a warm server and waits on the app's own state
 (`attnlab.testing.settle`), as scripts/budgets.py does. It reports the seconds from the link to every chart drawn;
 CPU seconds of the page's main thread and renderer (Chrome's ThreadTime, ProcessTime) and of the server (/proc),
-which a busy machine moves less than wall time; Chrome's wall time in tasks, scripts, layout and style; how many
+which a busy machine moves less than wall time; the whole machine's CPU seconds over the visit (every process:
+the browser's renderer, GPU and network processes, the server), less the spinners' below, which is what the visit
+takes from other work on a shared machine; Chrome's wall time in tasks, scripts, layout and style; how many
 heatmap traces Plotly painted (it paints each on a canvas and reads it back: a hook on `toDataURL` counts them)
 against how many there are; and per chart how many times Plotly finished drawing it (its `plotly_afterplot`
 events, counted by a hook on the chart's `emit`), its traces and SVG text nodes. Several `--root` checkouts (a
@@ -25,6 +27,7 @@ import collections
 import contextlib
 import functools
 import json
+import os
 import re
 import statistics
 import subprocess
@@ -86,7 +89,16 @@ CHARTS = """() => [...document.querySelectorAll('[data-testid="stPlotlyChart"]')
 METRICS = ("ThreadTime", "ProcessTime", "TaskDuration", "ScriptDuration", "LayoutDuration", "RecalcStyleDuration")
 
 
-def visit(browser, url: str, trace: Path | None = None, cpu: bool = False, server_pid: int | None = None) -> dict:
+def machine_cpu_s() -> float:
+    """CPU seconds every process on the machine has used so far (the busy fields of /proc/stat's first line)."""
+    with open("/proc/stat") as f:
+        user, nice, system, _idle, _iowait, irq, softirq, steal = map(int, f.readline().split()[1:9])
+    return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
+
+
+def visit(
+    browser, url: str, trace: Path | None = None, cpu: bool = False, server_pid: int | None = None, spinners=()
+) -> dict:
     """One visit in a fresh context: seconds to settled, CPU and main-thread seconds, and every chart's counts."""
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
     context.add_init_script(HOOK)
@@ -100,10 +112,12 @@ def visit(browser, url: str, trace: Path | None = None, cpu: bool = False, serve
     if trace is not None:
         browser.start_tracing(page=tab, path=str(trace), screenshots=False)
     server0 = cpu_seconds(server_pid) if server_pid else 0.0
+    machine0 = machine_cpu_s() - sum(cpu_seconds(pid) for pid in spinners)
     start = time.perf_counter()
     tab.goto(url)
     settle(tab, timeout=120_000)
     seconds = time.perf_counter() - start
+    machine_s = machine_cpu_s() - sum(cpu_seconds(pid) for pid in spinners) - machine0
     server_s = cpu_seconds(server_pid) - server0 if server_pid else 0.0
     if trace is not None:
         browser.stop_tracing()
@@ -116,6 +130,7 @@ def visit(browser, url: str, trace: Path | None = None, cpu: bool = False, serve
     return {
         "settled_s": seconds,
         "server_cpu_s": server_s,
+        "machine_cpu_s": machine_s,
         "main_thread_s": {name: metrics[name] for name in METRICS},
         "charts": charts,
         "draws": sum(c["draws"] for c in charts),
@@ -164,10 +179,10 @@ def by_module(profile: dict) -> dict[str, float]:
 
 @contextlib.contextmanager
 def _spinning():
-    """One other process that keeps a core busy until the block ends."""
+    """One other process that keeps a core busy until the block ends; yields its pid."""
     proc = subprocess.Popen([sys.executable, "-c", "while True: pass"])
     try:
-        yield
+        yield proc.pid
     finally:
         proc.kill()
         proc.wait()
@@ -181,6 +196,8 @@ def summary(visits: list[dict]) -> dict:
         "settled_s_all": [round(v["settled_s"], 2) for v in visits],
         "main_thread_cpu_s_all": [round(v["main_thread_s"]["ThreadTime"], 2) for v in visits],
         "server_cpu_s_median": round(statistics.median(v["server_cpu_s"] for v in visits), 2),
+        "machine_cpu_s_median": round(statistics.median(v["machine_cpu_s"] for v in visits), 2),
+        "machine_cpu_s_all": [round(v["machine_cpu_s"], 2) for v in visits],
         "main_thread_s_median": {
             name: round(statistics.median(v["main_thread_s"][name] for v in visits), 2) for name in METRICS
         },
@@ -215,12 +232,13 @@ def main() -> int:
             for name in pages:
                 visit(browser, served.url + PAGES[name])
         visits: dict = {(r, name): [] for r in range(len(roots)) for name in pages}
-        for _ in range(args.busy):
-            stack.enter_context(_spinning())
+        spinners = [stack.enter_context(_spinning()) for _ in range(args.busy)]
         for _ in range(args.runs):
             for name in pages:
                 for r, served in enumerate(servers):
-                    visits[r, name].append(visit(browser, served.url + PAGES[name], server_pid=served.proc.pid))
+                    visits[r, name].append(
+                        visit(browser, served.url + PAGES[name], server_pid=served.proc.pid, spinners=spinners)
+                    )
         if args.trace is not None:
             args.trace.mkdir(parents=True, exist_ok=True)
             for r, served in enumerate(servers):
