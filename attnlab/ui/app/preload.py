@@ -19,13 +19,12 @@ makes every face anew, unloaded, when some elements add styles (a data frame's, 
 then starts the others, so that they load together instead of one by one as the text below needs them.
 
 The same element holds the frontend's loading placeholders still (`STILL`). Each element whose code the browser
-has not loaded yet (a chart, a formula, a table) waits as a grey box that pulses forever, as Streamlit draws it. On a
-2-core machine the pulse cost as much CPU as a chart: 15 boxes pulsing for 4 s while Plotly loaded made the GPU
-process composite 60 frames a second, 1.7 s of CPU per Cross-attention visit at its largest settings where a still
-page took 0.3 s (`scripts/draw_profile.py`, whole-machine CPU per visit). On a server that other work keeps busy
-that CPU came out of the charts' own: the page settled in 14 s pulsing and 9 s still, and more evenly (median of 7
-visits each, taken in turn). Streamlit itself stops the pulse for readers who ask for reduced motion; a still box
-says "loading" as well.
+has not loaded yet (a chart, a formula, a table) waits as a grey box that pulses forever, as Streamlit draws it.
+While Plotly loaded, 15 such boxes on the Cross-attention page at its largest settings kept the GPU process
+compositing 60 frames a second: 1.7 s of its CPU per visit on a 2-core machine, 0.3 s with the boxes still. The
+whole machine's CPU per visit (`scripts/draw_profile.py`) went from 12.6 to 10.1 s, and with both cores busy with
+other work the page settled in 8.5 s instead of 10.9 s (medians of 5 visits taken in turn). Streamlit itself stops
+the pulse for readers who ask for reduced motion; a still box says "loading" as well.
 """
 
 from __future__ import annotations
