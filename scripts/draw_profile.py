@@ -97,7 +97,12 @@ def machine_cpu_s() -> float:
 
 
 def visit(
-    browser, url: str, trace: Path | None = None, cpu: bool = False, server_pid: int | None = None, spinners=()
+    browser,
+    url: str,
+    trace: Path | None = None,
+    cpu: bool = False,
+    server_pid: int | None = None,
+    spinners: tuple[int, ...] = (),
 ) -> dict:
     """One visit in a fresh context: seconds to settled, CPU and main-thread seconds, and every chart's counts."""
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
@@ -232,7 +237,7 @@ def main() -> int:
             for name in pages:
                 visit(browser, served.url + PAGES[name])
         visits: dict = {(r, name): [] for r in range(len(roots)) for name in pages}
-        spinners = [stack.enter_context(_spinning()) for _ in range(args.busy)]
+        spinners = tuple(stack.enter_context(_spinning()) for _ in range(args.busy))
         for _ in range(args.runs):
             for name in pages:
                 for r, served in enumerate(servers):
