@@ -133,7 +133,7 @@ def recorded_series(directory: str | Path | None = None) -> tuple[list[RecordedS
     for run in runs:
         groups: dict[tuple, list[ResultRow]] = {}
         for row in run.results:
-            if row.ok:
+            if row.ok and row.mask in ("full", "causal") and row.kv_heads == row.heads:  # the lesson's rows only
                 key = (row.impl, row.dtype, row.batch, row.heads, row.head_dim, row.causal)
                 groups.setdefault(key, []).append(row)
         for (impl, dtype, batch, heads, head_dim, causal), rows in groups.items():
