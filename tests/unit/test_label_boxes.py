@@ -26,7 +26,7 @@ def test_every_colliding_pair_is_found_whatever_the_order_and_the_chart():
 
 
 def test_labels_on_one_line_must_keep_a_gap_between_them():
-    """"k, K/V head 1k rotated, K/V head 1": two subplot titles 2 px apart read as one; stacked lines do not count."""
+    """Two subplot titles 2 px apart read as one ("k, K/V head 1k rotated, K/V head 1"); stacked lines do not."""
     a = box(0, 0)
     assert crowded([a, box(42, 0)]) == [(a, box(42, 0))]  # 2 px apart on one line
     assert crowded([a, box(44, 1)]) == []
