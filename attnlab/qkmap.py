@@ -8,6 +8,9 @@ mean, then scaled so queries and keys have the same mean length. Since
     |q_i - k_j|^2 = |q_i|^2 + |k_j|^2 - 2 q_i . k_j
 a query's nearest keys are its most attended ones up to the spread of the keys' lengths. `agreement` measures how
 true that is for one query, in the full d-dimensional space and in the 2-D picture (a joint PCA of queries and keys).
+The vectors are the ones the scores were made of: after RoPE in a rotary model, so nearness is nearness in the
+scores at these positions. With grouped heads a query head's map holds the keys of the key/value head it reads;
+a soft-cap (Gemma 2) is monotone and a scale is one factor per head, so neither changes which keys rank nearest.
 """
 
 from __future__ import annotations
@@ -89,14 +92,20 @@ def spearman(a: np.ndarray, b: np.ndarray) -> float:
     return float((ra * rb).sum() / denominator) if denominator > 0 else 0.0
 
 
-def visible_keys(t_k: int, query: int, causal: bool) -> np.ndarray:
-    """The keys one query may attend to: all of them, or 0..query under a causal mask (SDPA's top-left triangle)."""
-    return np.arange(min(query + 1, t_k) if causal else t_k)
+def visible_keys(t_k: int, query: int, causal: bool, window: int | None = None) -> np.ndarray:
+    """The keys one query may attend to: all of them, 0..query under a causal mask (SDPA's top-left triangle), or
+    only the last `window` of those under a causal sliding window (query - window < key <= query)."""
+    if not causal:
+        return np.arange(t_k)
+    end = min(query + 1, t_k)
+    return np.arange(max(0, end - window) if window is not None else 0, end)
 
 
-def agreement(qk: QKMap, weights: np.ndarray, query: int, causal: bool = False, n: int = NEAREST) -> Agreement:
+def agreement(
+    qk: QKMap, weights: np.ndarray, query: int, causal: bool = False, n: int = NEAREST, window: int | None = None
+) -> Agreement:
     """Nearest keys against the weights (T_q, T_k) of one query row, over the keys that query can see."""
-    keys = visible_keys(len(qk.keys), query, causal)
+    keys = visible_keys(len(qk.keys), query, causal, window)
     row = weights[query, keys]  # (V,)
     far = np.linalg.norm(qk.keys[keys] - qk.queries[query], axis=1)  # (V,)
     far_2d = np.linalg.norm(qk.xy_k[keys] - qk.xy_q[query], axis=1)  # (V,)

@@ -1,9 +1,10 @@
 """An attention source: what the inspector views draw, whatever model or file the attention came from.
 
 A source holds every head's weights `attentions` (L, H, T_q, T_k) float32 over `tokens` (the queries) and
-`tokens_k` (the keys), optionally every head's `queries` (L, H, T_q, d) and `keys` (L, H, T_k, d), the
-`kind` of attention (`self`, `encoder`, `decoder`, `cross`; `self` with `causal` set is shown as `causal`)
-and the `model`'s name. `attnlab.attnfile.AttentionFile` is one, so every adapter returns an AttentionFile:
+`tokens_k` (the keys), optionally every head's `queries` (L, H, T_q, d) and `keys` (L, H_kv, T_k, d) (H_kv
+divides H: query head h reads key/value head h // (H / H_kv), `kv_head`), the `kind` of attention (`self`,
+`encoder`, `decoder`, `cross`; `self` with `causal` set is shown as `causal`) and the `model`'s name.
+`attnlab.attnfile.AttentionFile` is one, so every adapter returns an AttentionFile:
 
 - `from_encoder_run(encoder, run)`: our MiniLM's `Encoder.run` (no second forward pass), with q and k;
 - `attnlab.attnfile.from_encoder(encoder, text)` and `from_decoder(decoder, symbols)`: a model on an input;
@@ -68,7 +69,10 @@ def check(source: AttentionSource) -> AttentionSource:
         raise ValueError(f"unknown kind {source.kind!r}")
     for name, t in (("queries", t_q), ("keys", t_k)):
         x = getattr(source, name)
-        if x is not None and (x.dtype != torch.float32 or x.dim() != 4 or tuple(x.shape[:3]) != (n_layers, n_heads, t)):
+        if x is None:
+            continue
+        heads = x.size(1) if name == "keys" and x.dim() == 4 and x.size(1) else n_heads  # H_kv may divide H
+        if x.dtype != torch.float32 or x.dim() != 4 or tuple(x.shape[:3]) != (n_layers, heads, t) or n_heads % heads:
             raise ValueError(f"{name} {tuple(x.shape)} do not match attentions {tuple(a.shape)}")
     if source.queries is not None and source.keys is not None and source.queries.size(-1) != source.keys.size(-1):
         raise ValueError("queries and keys have different widths")
@@ -88,6 +92,18 @@ def shares_tokens(source: AttentionSource) -> bool:
 def has_qk(source: AttentionSource) -> bool:
     """Every head's queries and keys are known, so the query-key map can be drawn."""
     return source.queries is not None and source.keys is not None
+
+
+def kv_head(source: AttentionSource, head: int) -> int:
+    """The key/value head query head `head` reads: head // (H / H_kv), H_kv the keys' heads (contract 13's rule)."""
+    n_heads, n_kv_heads = source.attentions.size(1), source.keys.size(1)
+    return head // (n_heads // n_kv_heads)
+
+
+def window_of(source: AttentionSource, layer: int) -> int | None:
+    """The causal sliding window a source states for one layer (an attention file's `window`), or None."""
+    window = getattr(source, "window", ())
+    return window[layer] if window else None
 
 
 def from_encoder_run(encoder, run) -> AttentionFile:

@@ -1,6 +1,8 @@
 """Attention from any model (DESIGN contract 9): capture it, save it as safetensors, load an upload safely.
 
-`save(path, attentions, tokens, tokens_k=None, *, model="", queries=None, keys=None)` writes one file;
+`save(path, attentions, tokens, tokens_k=None, *, model="", queries=None, keys=None, ...)` writes one file
+(keys may have fewer heads than queries: query head h reads key/value head h // (H / H_kv); `scale`, `softcap`
+and `window`, one value or one per layer, state the rule the scores follow, `attnlab.attnfile.rule`);
 `to_bytes` (alias `dumps`) gives its bytes for a download; `load(filename, data)` returns an
 `AttentionFile` or raises `AttentionFileError` (its `reason` names a sentence `attnfile_errors.<reason>`
 in each language); `capture(model, tokenizer, text, target=None)` runs a transformers model and
@@ -21,10 +23,11 @@ from pathlib import Path
 import torch
 
 from attnlab.attnfile.capture import capture, from_attentions, from_decoder, from_encoder
-from attnlab.attnfile.file import FORMAT, KINDS, AttentionFile, AttentionFileError, encode, is_causal
+from attnlab.attnfile.file import DECLINED, FORMAT, KINDS, AttentionFile, AttentionFileError, encode, is_causal
 from attnlab.attnfile.reader import load
 
 __all__ = [
+    "DECLINED",
     "FORMAT",
     "KINDS",
     "AttentionFile",
@@ -52,9 +55,16 @@ def to_bytes(
     keys: torch.Tensor | None = None,
     kind: str | None = None,
     causal: bool | None = None,
+    scale: object = None,
+    softcap: object = None,
+    window: object = None,
+    qk_declined: str = "",
 ) -> bytes:
     """The file `save` writes, as bytes (for a download); the same checks as `load`, so what is written loads."""
-    data = encode(attentions, tokens, tokens_k, model=model, queries=queries, keys=keys, kind=kind, causal=causal)
+    rule = {"scale": scale, "softcap": softcap, "window": window, "qk_declined": qk_declined}
+    data = encode(
+        attentions, tokens, tokens_k, model=model, queries=queries, keys=keys, kind=kind, causal=causal, **rule
+    )
     load("check.safetensors", data)  # raises AttentionFileError if this would not load back
     return data
 
@@ -73,9 +83,16 @@ def save(
     keys: torch.Tensor | None = None,
     kind: str | None = None,
     causal: bool | None = None,
+    scale: object = None,
+    softcap: object = None,
+    window: object = None,
+    qk_declined: str = "",
 ) -> Path:
     """Write one safetensors file that `load` (and the app's Attention file page) reads back; returns its path."""
-    data = to_bytes(attentions, tokens, tokens_k, model=model, queries=queries, keys=keys, kind=kind, causal=causal)
+    rule = {"scale": scale, "softcap": softcap, "window": window, "qk_declined": qk_declined}
+    data = to_bytes(
+        attentions, tokens, tokens_k, model=model, queries=queries, keys=keys, kind=kind, causal=causal, **rule
+    )
     path = Path(path)
     path.write_bytes(data)
     return path
@@ -84,5 +101,16 @@ def save(
 def file_bytes(f: AttentionFile) -> bytes:
     """An AttentionFile as the bytes of its file (the page's download)."""
     return to_bytes(
-        f.attentions, f.tokens, f.tokens_k, model=f.model, queries=f.queries, keys=f.keys, kind=f.kind, causal=f.causal
+        f.attentions,
+        f.tokens,
+        f.tokens_k,
+        model=f.model,
+        queries=f.queries,
+        keys=f.keys,
+        kind=f.kind,
+        causal=f.causal,
+        scale=f.scale,
+        softcap=f.softcap,
+        window=f.window,
+        qk_declined=f.qk_declined,
     )

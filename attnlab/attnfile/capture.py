@@ -1,15 +1,16 @@
 """Attention captured from a live model: any transformers model (duck-typed, never imported) or our MiniLM.
 
-`capture` asks the model for `output_attentions=True` in eval mode, under no_grad, switching it to the
-"eager" attention for the call when it offers `set_attn_implementation` (SDPA kernels return no weights
-in transformers 5) and restoring its mode and implementation afterwards.
-
-Queries and keys are a best effort: forward hooks on the projection modules found by their usual names
-(`query`/`key` in BERT-like models, `q_proj`/`k_proj` in BART, Marian, OPT and Llama-like ones, GPT-2's
-fused `c_attn`, T5's `q`/`k`). They are kept for a kind only when softmax(q kᵀ / √d), causally masked
-where the file is causal, gives back the model's own attentions: a model with rotary positions or
-relative position biases (Llama, T5) fails that check and its file has no queries and keys, since there
-nearness in the map would not mean attention.
+`capture` asks the model for `output_attentions=True` in eval mode, under no_grad, and records every layer's
+queries and keys as its attention used them. Where the model computes attention through transformers' attention
+interface (>= 4.48: every family in transformers 5), `attnlab.attnfile.interface` records them there: after RoPE
+(partial rotary too), biases and q/k norms, one key head per key/value head, with the rule each layer applied
+(scale, Gemma 2's soft-cap, the mask it received). Elsewhere the model runs with "eager" attention (SDPA kernels
+return no weights) and forward hooks on the projection modules found by their usual names (`query`/`key` in
+BERT-like models, `q_proj`/`k_proj`, GPT-2's fused `c_attn`, T5's `q`/`k`) record them before any rotation.
+Either way a kind's queries and keys are kept only when they give back the model's own attentions within
+`limits.TOL_CAPTURE_QK` (`TOL_CAPTURE_QK_HALF` for a half-precision model): softmax(cap(q·kᵀ·scale) + mask) under
+the mask the layers received, and again under the rule the file states. Otherwise the file has none, and its
+`qk_declined` says why (`attnlab.attnfile.DECLINED`). The model's mode and attention implementation are restored.
 """
 
 from __future__ import annotations
@@ -21,8 +22,10 @@ from typing import Any
 
 import torch
 
+from attnlab.attnfile import interface
 from attnlab.attnfile.file import AttentionFile, is_causal
-from attnlab.limits import MAX_ATTN_MODEL_CHARS, TOL_CAPTURE_QK
+from attnlab.attnfile.rule import layer_weights
+from attnlab.limits import MAX_ATTN_MODEL_CHARS, TOL_CAPTURE_QK, TOL_CAPTURE_QK_HALF
 
 Q_NAMES = ("query", "q_proj", "q")
 K_NAMES = ("key", "k_proj", "k")
@@ -110,22 +113,68 @@ def _tokens(tokenizer: Any, ids: torch.Tensor) -> tuple[str, ...]:
 
 
 @contextmanager
-def _eval_eager(model: Any):
-    """The model in eval mode with eager attention for one call, its training flag and implementation restored."""
-    training = getattr(model, "training", False)
-    config = getattr(model, "config", None)
-    before = getattr(config, "_attn_implementation", None)
+def _eager(model: Any):
+    """Eager attention for one call where the model can switch (SDPA returns no weights), its choice restored."""
+    before = getattr(getattr(model, "config", None), "_attn_implementation", None)
     switch = callable(getattr(model, "set_attn_implementation", None)) and before not in (None, "eager")
-    model.eval()
     if switch:
         model.set_attn_implementation("eager")
     try:
-        with torch.no_grad():
-            yield
+        yield
     finally:
         if switch:
             model.set_attn_implementation(before)
+
+
+@contextmanager
+def _running(model: Any, encoder_decoder: bool):
+    """Eval mode and no_grad, recording: yields ("interface", calls) where the model has one, else ("hooks", seen)."""
+    training = getattr(model, "training", False)
+    model.eval()
+    try:
+        with torch.no_grad(), interface.recording(model) as calls:
+            if calls is not None:
+                yield "interface", calls
+            else:
+                with _eager(model), _recording(model, encoder_decoder) as seen:
+                    yield "hooks", seen
+    finally:
         model.train(training)
+
+
+def _paths(model: Any) -> dict[int, str]:
+    """id() of every submodule -> its dotted path (which kind of attention a recorded call belongs to)."""
+    named = getattr(model, "named_modules", None)
+    return {id(module): path for path, module in named()} if callable(named) else {}
+
+
+def _rule(fields: dict) -> dict:
+    """The rule's part of a fields dict."""
+    return {key: fields[key] for key in ("scale", "softcap", "window")}
+
+
+def _checked(fields: dict, a: torch.Tensor, kind: str, causal: bool, tol: float) -> dict | str:
+    """The fields again through the rule the file states: they must give back `a`, as the layers' own masks did."""
+    probe = AttentionFile(a, (), (), "", fields["queries"], fields["keys"], kind, causal, **_rule(fields))
+    for layer in range(a.size(0)):
+        if not torch.allclose(layer_weights(probe, layer), a[layer], atol=tol, rtol=0):
+            return "mismatch"
+    return fields
+
+
+def _qk_of(how: str, record: Any, model: Any, kind: str, a: torch.Tensor, causal: bool) -> dict | str:
+    """One kind's queries, keys and rule as the file holds them, or why it holds none (one of DECLINED)."""
+    if how == "hooks":
+        queries, keys = _qk(record.get(kind), a, causal)
+        return "hooks" if queries is None else {"queries": queries, "keys": keys}
+    paths = _paths(model)
+    encoder_decoder = bool(getattr(getattr(model, "config", None), "is_encoder_decoder", False))
+    calls = [c for c in record if _kind_of(paths.get(c.module, ""), encoder_decoder) == kind]
+    fields = interface.qk_fields(calls, a, causal, (TOL_CAPTURE_QK, TOL_CAPTURE_QK_HALF))
+    if isinstance(fields, str):
+        return fields
+    tol = TOL_CAPTURE_QK_HALF if any(c.half for c in calls) else TOL_CAPTURE_QK
+    return _checked(fields, a, kind, causal, tol)
 
 
 def _encode_target(tokenizer: Any, target: str) -> dict[str, torch.Tensor]:
@@ -155,7 +204,7 @@ def capture(model: Any, tokenizer: Any, text: str, target: str | None = None) ->
     if encoder_decoder:
         inputs["decoder_input_ids"] = _encode_target(tokenizer, target)["input_ids"]
         tokens_target = _tokens(tokenizer, inputs["decoder_input_ids"])
-    with _eval_eager(model), _recording(model, encoder_decoder) as seen:
+    with _running(model, encoder_decoder) as (how, record):
         outputs = model(**inputs, output_attentions=True, return_dict=True)
     if not encoder_decoder:
         parts = {"self": (getattr(outputs, "attentions", None), tokens, tokens)}
@@ -171,8 +220,10 @@ def capture(model: Any, tokenizer: Any, text: str, target: str | None = None) ->
         if a is None:
             raise ValueError(f"the model returned no {kind} attentions (is output_attentions supported?)")
         causal = kind != "cross" and is_causal(a)
-        queries, keys = _qk(seen.get(kind), a, causal)
-        files[kind] = AttentionFile(a, tokens_q, tokens_k, name, queries, keys, kind, causal)
+        got = _qk_of(how, record, model, kind, a, causal)
+        qk = {} if isinstance(got, str) else got
+        declined = got if isinstance(got, str) else ""
+        files[kind] = AttentionFile(a, tokens_q, tokens_k, name, kind=kind, causal=causal, qk_declined=declined, **qk)
     return files
 
 

@@ -3,8 +3,9 @@
 Order: the upload's size; a pickle (or torch.save's zip) named as one; the 8-byte header length against
 the cap and the data; the JSON header (its size and container count bounded before json.loads builds
 anything); each tensor's dtype, rank, shape and offsets against the caps and the data; the metadata
-(format, kind, tokens); only then exactly the declared bytes are read, and the values checked: finite,
-weights in [0, 1], every row summing to 1 or 0, the upper triangle empty when the file says it is causal.
+(format, kind, tokens, and the optional fields `attnlab.attnfile.fields` checks: grouping, score rule, why no q/k);
+only then exactly the declared bytes are read, and the values checked: finite, weights in [0, 1], every row summing
+to 1 or 0, the upper triangle empty when the file says it is causal, nothing outside a stated window.
 The byte-level steps are `attnlab.untrusted`'s; `_refused` turns its refusals into AttentionFileErrors.
 Every refusal is an AttentionFileError; nothing else gets out.
 """
@@ -16,6 +17,7 @@ import math
 import numpy as np
 import torch
 
+from attnlab.attnfile.fields import check_grouping, check_window, read_declined, read_rule
 from attnlab.attnfile.file import FORMAT, KINDS, TENSORS, AttentionFile, AttentionFileError
 from attnlab.limits import (
     MAX_ATTN_FILE_BYTES,
@@ -106,8 +108,10 @@ def _check_shapes(entries: dict[str, Entry]) -> None:
     if max(t_q, t_k) > MAX_ATTN_TOKENS:
         raise AttentionFileError("too_many_tokens", count=max(t_q, t_k), cap=MAX_ATTN_TOKENS)
     if "queries" in entries:
-        d = entries["queries"].shape[3]
-        want = {"queries": (n_layers, n_heads, t_q, d), "keys": (n_layers, n_heads, t_k, d)}
+        d, n_kv_heads = entries["queries"].shape[3], entries["keys"].shape[1]
+        if not 1 <= n_kv_heads <= n_heads or n_heads % n_kv_heads:
+            raise AttentionFileError("kv_heads", heads=n_heads, kv=n_kv_heads)
+        want = {"queries": (n_layers, n_heads, t_q, d), "keys": (n_layers, n_kv_heads, t_k, d)}
         for name, shape in want.items():
             if entries[name].shape != shape or not 1 <= d <= MAX_ATTN_HEAD_DIM:
                 raise AttentionFileError("qk_shape", name=name, shape=clip(entries[name].shape), want=clip(shape))
@@ -218,6 +222,10 @@ def _read(data: bytes) -> AttentionFile:
     tokens_k = tokens if tokens_k is None else tokens_k
     if tokens_k is tokens and t_q != t_k:
         raise AttentionFileError("token_count", key="tokens_k", count=t_q, want=t_k)
+    n_layers, n_heads = entries["attentions"].shape[:2]
+    check_grouping(meta, _parse_json, n_heads, entries["keys"].shape[1] if "keys" in entries else None)
+    scale, softcap, window = read_rule(meta, _parse_json, n_layers)
+    declined = read_declined(meta, "queries" in entries)
     arrays = {name: st_array(data, offset, entry) for name, entry in entries.items()}
     causal_named = meta.get("causal") == "true"
     _check_weights(arrays["attentions"], causal_named)
@@ -226,6 +234,7 @@ def _read(data: bytes) -> AttentionFile:
             _check_qk(name, arrays[name])
     tensors = {name: torch.from_numpy(x.astype(np.float32)) for name, x in arrays.items()}
     kind, causal = _kind(meta, tokens, tokens_k, tensors["attentions"])
+    check_window(arrays["attentions"], window, causal)
     return AttentionFile(
         tensors["attentions"],
         tokens,
@@ -235,6 +244,10 @@ def _read(data: bytes) -> AttentionFile:
         tensors.get("keys"),
         kind,
         causal,
+        scale,
+        softcap,
+        window,
+        declined,
     )
 
 

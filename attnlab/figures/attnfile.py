@@ -20,6 +20,7 @@ from attnlab.figures.palette import current
 from attnlab.figures.pretrained import head_lines_figure, model_view_figure
 from attnlab.figures.text import esc, label
 from attnlab.qkmap import NEAREST, Agreement, QKMap, agreement, qk_map
+from attnlab.sources import kv_head, window_of
 
 NAMES = {  # the notebook's English words; the app passes its translated ones
     "layer": "Layer",
@@ -31,6 +32,7 @@ NAMES = {  # the notebook's English words; the app passes its translated ones
     "nearest": "nearest keys",
     "attended": "most attended",
     "axis": "PC {n} ({share:.0%} of the variance)",
+    "kv_head": "key/value head",
 }
 
 
@@ -134,12 +136,17 @@ def qk_map_figure(
 
 
 def head_map(file: Any, layer: int, head: int, query: int | None, causal: bool) -> tuple[QKMap, Agreement | None]:
-    """The query-key map of one head of a file with queries and keys, and the picked query's agreement."""
+    """The query-key map of one head of a file with queries and keys, and the picked query's agreement.
+
+    With grouped heads the keys are those of the key/value head the query head reads (`kv_head`); a window the
+    file states for the layer limits the keys a query can see, as the causal mask does.
+    """
     if file.queries is None or file.keys is None:
         raise ValueError("this attention file has no queries and keys (save it with queries= and keys=)")
-    qk = qk_map(as_array(file.queries[layer, head]), as_array(file.keys[layer, head]))
+    qk = qk_map(as_array(file.queries[layer, head]), as_array(file.keys[layer, kv_head(file, head)]))
     weights = as_array(file.attentions[layer, head])
-    found = None if query is None else agreement(qk, weights, query, causal=causal, n=NEAREST)
+    window = window_of(file, layer) if causal else None
+    found = None if query is None else agreement(qk, weights, query, causal=causal, n=NEAREST, window=window)
     return qk, found
 
 
@@ -203,9 +210,16 @@ def _head_view(file: Any, layer: int = 0, head: int = 0, query: int | None = Non
     return head_lines_figure(weights, file.tokens, query, title, tokens_k=file.tokens_k, key=key).figure()
 
 
-def query_key_map(file: Any, layer: int, head: int, query: int = 0, causal: bool = False) -> go.Figure:
-    """One head's queries and keys in a joint 2-D PCA; the picked query's nearest and most attended keys marked."""
+def query_key_map(file: Any, layer: int, head: int, query: int = 0, causal: bool | None = None) -> go.Figure:
+    """One head's queries and keys in a joint 2-D PCA; the picked query's nearest and most attended keys marked.
+
+    `causal` defaults to the file's own flag. For grouped heads the title names the key/value head the query head
+    reads; the vectors are the ones the scores used (after RoPE in a rotary model).
+    """
+    causal = bool(getattr(file, "causal", False)) if causal is None else causal
     qk, found = head_map(file, layer, head, query, causal)
     weights = as_array(file.attentions[layer, head])
     title = f"{NAMES['layer']} {layer + 1} · {NAMES['head']} {head + 1}"
+    if file.keys.size(1) != file.attentions.size(1):
+        title += f" · {NAMES['kv_head']} {kv_head(file, head) + 1}"
     return qk_map_figure(qk, file.tokens, file.tokens_k, weights, query, found, NAMES, title).figure()

@@ -13,7 +13,7 @@ import functools
 import pytest
 import torch
 
-from attnlab.attnfile import AttentionFile, capture, file_bytes, from_decoder, from_encoder, load
+from attnlab.attnfile import AttentionFile, capture, file_bytes, from_decoder, from_encoder, interface, load
 from tests.conftest import REFERENCE_GROUP
 
 pytestmark = REFERENCE_GROUP  # with the other tests that import transformers: one worker imports it
@@ -157,26 +157,18 @@ def test_an_encoder_decoder_without_target_is_a_clear_error():
         capture(tiny("bart"), tiny_tokenizer(), TEXT)
 
 
-def test_rotary_queries_and_keys_are_dropped_since_they_do_not_give_back_the_attention():
-    """Llama's q_proj and k_proj outputs are rotated before the scores: capture keeps its attention, not its q and k."""
-    torch.manual_seed(0)
-    config = hf().LlamaConfig(
-        vocab_size=len(WORDS),
-        hidden_size=16,
-        intermediate_size=32,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        num_key_value_heads=2,
-        max_position_embeddings=32,
-        pad_token_id=0,
-        bos_token_id=1,
-        eos_token_id=2,
-    )
-    model = hf().LlamaForCausalLM(config)
-    f = capture(model, tiny_tokenizer(), TEXT)["self"]
-    (want,) = own_attentions(model, tiny_tokenizer())
-    assert (f.attentions - want).abs().max() <= TOL and f.causal
-    assert f.queries is None and f.keys is None and not f.has_qk
+@pytest.mark.parametrize("family", ["bert", "gpt2", "bart"])
+def test_the_attention_interface_and_the_hooks_record_the_same_queries_and_keys(family, monkeypatch):
+    """BERT, GPT-2 and BART: recorded where attention is computed, or (no interface) at the projections: the same."""
+    target = TARGET if family == "bart" else None
+    there = capture(tiny(family), tiny_tokenizer(), TEXT, target=target)
+    monkeypatch.setattr(interface, "registries", lambda model: None)  # as a model without the interface
+    hooked = capture(tiny(family), tiny_tokenizer(), TEXT, target=target)
+    for kind, f in there.items():
+        assert torch.equal(f.attentions, hooked[kind].attentions) and not f.qk_declined
+        assert (f.queries - hooked[kind].queries).abs().max() <= 1e-6
+        assert (f.keys - hooked[kind].keys).abs().max() <= 1e-6
+        assert f.scale == pytest.approx((f.queries.size(-1) ** -0.5,) * f.n_layers) and hooked[kind].scale == ()
 
 
 def test_minilm_capture_equals_our_own_forward_pass_with_queries_and_keys():

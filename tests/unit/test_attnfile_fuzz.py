@@ -18,7 +18,7 @@ import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from attnlab.attnfile import FORMAT, KINDS, AttentionFile, AttentionFileError, load, to_bytes
+from attnlab.attnfile import DECLINED, FORMAT, KINDS, AttentionFile, AttentionFileError, load, to_bytes
 from attnlab.limits import (
     MAX_ATTN_HEADS,
     MAX_ATTN_TOKEN_CHARS,
@@ -51,9 +51,19 @@ def check_file(f: AttentionFile) -> None:
     values = a.numel()
     if f.queries is not None:
         d = f.queries.size(-1)
-        assert f.queries.shape == (n_layers, n_heads, t_q, d) and f.keys.shape == (n_layers, n_heads, t_k, d)
+        n_kv = f.keys.size(1)
+        assert f.queries.shape == (n_layers, n_heads, t_q, d) and f.keys.shape == (n_layers, n_kv, t_k, d)
+        assert n_kv >= 1 and n_heads % n_kv == 0 and f.n_kv_heads == n_kv
         assert f.queries.isfinite().all() and f.keys.isfinite().all()
         values += f.queries.numel() + f.keys.numel()
+    else:
+        assert f.scale == f.softcap == () and f.n_kv_heads == n_heads
+    for values_per_layer in (f.scale, f.softcap, f.window):
+        assert values_per_layer == () or len(values_per_layer) == n_layers
+    assert all(s > 0 for s in f.scale) and all(c is None or c > 0 for c in f.softcap)
+    assert all(w is None or (isinstance(w, int) and w >= 1) for w in f.window)
+    assert f.causal or all(w is None for w in f.window)
+    assert f.qk_declined in ("", *DECLINED) and not (f.qk_declined and f.has_qk)
     assert values <= MAX_ATTN_VALUES
     if f.kind != "cross":
         assert f.tokens == f.tokens_k
@@ -111,23 +121,50 @@ def weights(draw, shape: tuple[int, ...]) -> np.ndarray:
     return a
 
 
+RULE_KEYS = ["scale", "softcap", "window", "qk_declined"]
+
+
+@st.composite
+def rule_fields(draw, n_layers: int, has_qk: bool) -> dict[str, str]:
+    """Rule fields a writer could state: mostly well-formed lists, sometimes a value out of range."""
+    fields = {}
+    numbers = st.floats(0.01, 50) | st.sampled_from([0.0, -1.0, float("nan"), 1e9])
+    if has_qk and draw(st.booleans()):
+        fields["scale"] = json.dumps([draw(numbers) for _ in range(n_layers)])
+    if has_qk and draw(st.booleans()):
+        fields["softcap"] = json.dumps([draw(st.none() | numbers) for _ in range(n_layers)])
+    if draw(st.booleans()):
+        windows = st.none() | st.integers(1, 6) | st.sampled_from([0, 2.5, True, 2**40])
+        fields["window"] = json.dumps([draw(windows) for _ in range(n_layers)])
+    if not has_qk and draw(st.booleans()):
+        fields["qk_declined"] = draw(st.sampled_from([*DECLINED, "other"]))
+    return fields
+
+
 @st.composite
 def header_file(draw) -> bytes:
     """A hand-written safetensors attention file, nearly right, lying about at most one thing."""
     what = draw(
-        lie(["dtype", "shape", "offsets", "tokens", "tokens_k", "meta", "kind", "causal", "qk", "extra", "length"])
+        lie(
+            ["dtype", "shape", "offsets", "tokens", "tokens_k", "meta", "kind", "causal", "qk", "extra", "length"]
+            + ["grouping", "rule"]
+        )
     )
     n_layers, n_heads, t_q = draw(st.integers(1, 3)), draw(st.integers(1, 3)), draw(st.integers(1, 5))
     t_k = draw(st.sampled_from([t_q, draw(st.integers(1, 5))]))
     shape = (n_layers, n_heads, t_q, t_k)
     dtype = draw(st.sampled_from(["F32", "F16", "F64"]))
     tensors = {"attentions": draw(weights(shape))}
-    if what == "qk" or draw(st.booleans()):
+    n_kv = n_heads
+    if what in ("qk", "grouping") or draw(st.booleans()):
         d = draw(st.integers(1, 4))
+        n_kv = draw(st.sampled_from([k for k in range(1, n_heads + 1) if n_heads % k == 0]))
+        if what == "grouping" and draw(st.booleans()):
+            n_kv = draw(st.integers(0, n_heads + 2))  # heads that need not divide the query heads
         tensors["queries"] = np.asarray(draw(st.lists(st.floats(-10, 10), min_size=1, max_size=1))[0]) * np.ones(
             (n_layers, n_heads, t_q, d)
         )
-        tensors["keys"] = np.ones((n_layers, n_heads, t_k, d))
+        tensors["keys"] = np.ones((n_layers, n_kv, t_k, d))
         if what == "qk":
             tensors[draw(st.sampled_from(["queries", "keys"]))] = np.ones(
                 tuple(draw(st.lists(st.integers(0, 4), max_size=5)))
@@ -155,12 +192,18 @@ def header_file(draw) -> bytes:
         meta["kind"] = draw(st.sampled_from(KINDS))
     if draw(st.booleans()):
         meta["causal"] = draw(st.sampled_from(["true", "false"]))
+    if "keys" in tensors and n_kv and (n_kv != n_heads or draw(st.booleans())):
+        meta["kv_head_of"] = json.dumps([h // max(1, n_heads // n_kv) for h in range(n_heads)])
+    if what == "rule" or draw(st.integers(0, 3)) == 0:  # a quarter of the files state a rule
+        meta.update(draw(rule_fields(n_layers, "queries" in tensors)))
     lies = {
         "tokens": ("tokens", json.dumps(draw(JSON_ANY)) if draw(st.booleans()) else draw(st.text(max_size=10))),
         "tokens_k": ("tokens_k", json.dumps(draw(st.lists(st.text(max_size=3), max_size=6)))),
         "kind": ("kind", draw(st.text(max_size=8))),
         "causal": ("causal", draw(st.text(max_size=5))),
         "meta": (draw(st.sampled_from(["format", "model", "tokens"])), draw(JSON_ANY)),
+        "grouping": ("kv_head_of", json.dumps(draw(JSON_ANY))),
+        "rule": (draw(st.sampled_from(RULE_KEYS)), json.dumps(draw(JSON_ANY | st.lists(JSON_SCALARS, max_size=4)))),
     }
     if what in lies:
         key, value = lies[what]
@@ -233,3 +276,4 @@ def test_the_strategies_reach_acceptance_and_many_reasons():
 
     collect()
     assert "accepted" in seen and len(seen) >= 10, seen
+    assert {"kv_heads", "kv_grouping", "outside_window"} & seen, seen  # the new fields' checks are reached
