@@ -19,6 +19,7 @@ from attnlab.ui.pages.attention_file.source import VIEWS
 from tests.app.charts import figures, heatmap_values
 from tests.app.conftest import assert_clean, open_page, texts
 from tests.conftest import REFERENCE_GROUP
+from tests.unit.test_attnfile_grouped import grouped
 
 PAGE = "views/attention_file.py"
 CHARTS = {"model": 1, "head": 2, "qk": 1, "finder": 1, "rollout": 2}
@@ -277,3 +278,30 @@ def test_every_part_of_a_captured_encoder_decoder_opens_with_its_kind(lang):
         assert_clean(at)
         assert catalog(lang)[f"attnfile.kind_{name}"] in " ".join(m.value for m in at.markdown)
         assert len(at.get("plotly_chart")) == 2
+
+
+def test_a_grouped_windowed_file_names_the_key_head_each_query_head_reads(lang):
+    """A query head's map holds the keys of its key/value head; the page states the grouping, the rule, post-RoPE."""
+    f = grouped()  # 4 query heads on 2 key/value heads; layer 2 soft-capped, with a window of 3
+    at = open_upload(lang, view="qk", layer="2", head="4", q="6")
+    at = upload(at, "llama.safetensors", attnfile.file_bytes(f))
+    assert_clean(at)
+    words = catalog(lang)
+    shown = " ".join(m.value for m in at.markdown)
+    assert words["attnfile.grouped"].format(heads=4, kv_heads=2, group=2) in shown
+    assert words["attnfile.rule_window"].format(window=3, layers="2") in shown
+    captions = " ".join(c.value for c in at.caption)
+    assert words["qk.as_scored"] in captions and words["qk.window"].format(window=3) in captions
+    assert words["qk.kv_head"].format(head=4, kv=2, kv_heads=2, first=3, last=4) in captions
+    found = agreement(qk_map(f.queries[1, 3].numpy(), f.keys[1, 1].numpy()), f.attentions[1, 3].numpy(), 5, True, 3, 3)
+    assert {m.label: m.value for m in at.metric}[words["qk.rho"]] == f"{found.spearman:.2f}"
+
+
+def test_a_capture_that_kept_no_queries_and_keys_says_why(lang):
+    f = grouped()
+    declined = attnfile.to_bytes(f.attentions, f.tokens, qk_declined="extra_scores")
+    at = upload(open_upload(lang), "t5.safetensors", declined)
+    assert_clean(at)
+    words = catalog(lang)
+    reason = words["attnfile.declined"].format(reason=words["attnfile.declined_extra_scores"])
+    assert reason in " ".join(m.value for m in at.markdown)

@@ -22,12 +22,12 @@ from attnlab.figures.pretrained import head_lines_figure, model_view_figure, thu
 from attnlab.limits import MAX_DRAWN_TOKENS
 from attnlab.pretrained import PATTERNS, head_scores
 from attnlab.pretrained import rollout as rollout_of
-from attnlab.sources import CAUSAL, AttentionSource, has_qk, kind_of, shares_tokens
+from attnlab.sources import CAUSAL, AttentionSource, has_qk, kind_of, kv_head, shares_tokens, window_of
 from attnlab.ui.app.i18n import t
 from attnlab.ui.app.state import PageState
 from attnlab.ui.app.widgets import chart, selectbox
 from attnlab.ui.parts.headviews import head_finder, model_view_chart, rollout_charts
-from attnlab.ui.parts.qkview import qk_panel
+from attnlab.ui.parts.qkview import head_notes, qk_panel, qk_title
 
 VIEWS = links.SOURCE_VIEWS  # every view of a source; `applies` says which one can draw
 KEPT = 16  # sources whose thumbnails and head scores a server keeps (small: (L, H, side, side) and (P, L, H))
@@ -174,17 +174,21 @@ def qk_view(shown: Shown) -> None:
     def pick(i: int) -> None:
         page["q"] = i + 1
 
+    causal = kind_of(source) in CAUSAL
+    rule = source.rule(layer) if hasattr(source, "rule") else (None, None, None)
     qk_panel(
         np.asarray(source.queries[layer, head], dtype=np.float32),
-        np.asarray(source.keys[layer, head], dtype=np.float32),
+        np.asarray(source.keys[layer, kv_head(source, head)], dtype=np.float32),  # the key/value head it reads
         shown.weights[layer, head],
         list(source.tokens),
         list(source.tokens_k),
         query,
-        causal=kind_of(source) in CAUSAL,
-        title=t("qk.title", layer=layer + 1, head=head + 1),
+        causal=causal,
+        title=qk_title(layer, head, source.attentions.size(1), source.keys.size(1)),
         key=page.key("qk_chart"),
         pick=pick,
+        window=window_of(source, layer) if causal else None,
+        notes=head_notes(source.attentions.size(1), source.keys.size(1), head, rule),
     )
 
 

@@ -1,8 +1,9 @@
 """The query-key map on a page: one head's queries and keys, a picked query, and how far nearness is attention.
 
 Drawn by the inspector (`inspector.py`) for any attention source with queries and keys: MiniLM's heads on the
-Real model page, examples and uploads on the Attention file page.
-Everything shown is computed on this run from the head's own vectors and weights (attnlab.qkmap).
+Real model page, examples and uploads on the Attention file page. The keys are those of the key/value head the
+query head reads (grouped heads), and the vectors are the ones the scores used (after RoPE in a rotary model):
+the page says both. Everything shown is computed on this run from the head's own vectors and weights (qkmap).
 """
 
 from __future__ import annotations
@@ -42,9 +43,9 @@ def token_list(tokens: Sequence[str], picks: np.ndarray) -> str:
     return ", ".join(f"{j + 1} {code(tokens[j], 24)}" for j in picks.tolist())
 
 
-def whole_head(qk, weights: np.ndarray, causal: bool) -> None:
+def whole_head(qk, weights: np.ndarray, causal: bool, window: int | None = None) -> None:
     """Nearness against attention over every query of the head: the claim checked without picking anything."""
-    found = [agreement(qk, weights, i, causal=causal) for i in range(len(qk.queries))]
+    found = [agreement(qk, weights, i, causal=causal, window=window) for i in range(len(qk.queries))]
     rho = float(np.median([f.spearman for f in found]))
     rho_2d = float(np.median([f.spearman_2d for f in found]))
     overlap = float(np.mean([f.overlap / len(f.top) for f in found]))
@@ -63,10 +64,17 @@ def qk_panel(
     title: str,
     key: str,
     pick: Callable[[int], None],
+    window: int | None = None,
+    notes: Sequence[str] = (),
 ) -> None:
-    """The map of one head (queries (T_q, d), keys (T_k, d), weights (T_q, T_k)) and its agreement numbers."""
+    """The map of one head (queries (T_q, d), keys (T_k, d), weights (T_q, T_k)) and its agreement numbers.
+
+    `window` is the layer's causal sliding window (the keys a query can see); `notes` are the sentences about the
+    head's grouping and rule, shown above the map.
+    """
     qk = qk_map(queries, keys)
-    found = None if query is None else agreement(qk, weights, query, causal=causal)
+    found = None if query is None else agreement(qk, weights, query, causal=causal, window=window)
+    st.caption(" ".join([t("qk.as_scored"), *notes]))
     figure = qk_map_figure(qk, tokens, tokens_k, weights, query, found, names(), title)
     st.plotly_chart(
         figure,
@@ -93,5 +101,28 @@ def qk_panel(
                 top=token_list(tokens_k, found.top),
             )
         )
-    whole_head(qk, weights, causal)
+    whole_head(qk, weights, causal, window)
     st.caption(t("qk.help"))
+
+
+def qk_title(layer: int, head: int, n_heads: int, n_kv_heads: int) -> str:
+    """The map's title (layer and head from 0); with grouped heads it names the key/value head read."""
+    if n_kv_heads == n_heads:
+        return t("qk.title", layer=layer + 1, head=head + 1)
+    return t("qk.title_grouped", layer=layer + 1, head=head + 1, kv=head // (n_heads // n_kv_heads) + 1)
+
+
+def head_notes(n_heads: int, n_kv_heads: int, head: int, rule: tuple[float | None, float | None, int | None]) -> list:
+    """The sentences about one head: which key/value head it reads (grouped heads), and a rule beyond the plain one."""
+    notes = []
+    if n_kv_heads < n_heads:
+        group = n_heads // n_kv_heads
+        kv = head // group
+        first, last = kv * group + 1, (kv + 1) * group
+        notes.append(t("qk.kv_head", head=head + 1, kv=kv + 1, kv_heads=n_kv_heads, first=first, last=last))
+    _, softcap, window = rule
+    if softcap is not None:
+        notes.append(t("qk.softcap", cap=f"{softcap:g}"))
+    if window is not None:
+        notes.append(t("qk.window", window=window))
+    return notes

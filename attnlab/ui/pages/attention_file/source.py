@@ -126,10 +126,34 @@ def summary(file: attnfile.AttentionFile, kind: str) -> None:
         value = getattr(file, name)
         rows.append(f"{name}: {tuple(value.shape)}" if value is not None else f"{name}: —")
     st.markdown(t("attnfile.shapes") + " " + " · ".join(code(r) for r in rows))
+    if file.n_kv_heads < n_heads:
+        group = n_heads // file.n_kv_heads
+        st.markdown(t("attnfile.grouped", heads=n_heads, kv_heads=file.n_kv_heads, group=group))
+    if file.scale or file.softcap or file.window:
+        st.markdown(t("attnfile.rule", parts=t("attnfile.rule_sep").join(rule_parts(file))))
+    if file.qk_declined:
+        st.markdown(t("attnfile.declined", reason=t(f"attnfile.declined_{file.qk_declined}")))
     st.markdown(t("attnfile.kind", kind=t(f"attnfile.kind_{kind}")) + " " + t(f"attnfile.kind_{kind}_help"))
     st.markdown(t("attnfile.tokens_q", n=t_q) + " " + " ".join(code(tok, 24) for tok in file.tokens[:MAX_SHOWN]))
     if kind == "cross":
         st.markdown(t("attnfile.tokens_k", n=t_k) + " " + " ".join(code(tok, 24) for tok in file.tokens_k[:MAX_SHOWN]))
+
+
+def _values(values: list) -> str:
+    """Distinct numbers in the order met, as short text (one for a rule every layer shares)."""
+    return ", ".join(f"{v:.4g}" for v in dict.fromkeys(values))
+
+
+def rule_parts(file: attnfile.AttentionFile) -> list[str]:
+    """The score rule a file states, in words: its scale(s), its soft-cap(s), the layers with each window."""
+    parts = [t("attnfile.rule_scale", scale=_values(list(file.scale)))] if file.scale else []
+    caps = [c for c in file.softcap if c is not None]
+    if caps:
+        parts.append(t("attnfile.rule_softcap", cap=_values(caps)))
+    for w in dict.fromkeys(w for w in file.window if w is not None):
+        layers = ", ".join(str(i + 1) for i, v in enumerate(file.window) if v == w)
+        parts.append(t("attnfile.rule_window", window=w, layers=layers))
+    return parts
 
 
 def download(file: attnfile.AttentionFile) -> None:
