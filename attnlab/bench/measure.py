@@ -1,7 +1,8 @@
 """Measuring one implementation at one point: a probe checked against float64, a memory pass, timed repetitions.
 
 CUDA events time each repetition on a GPU, time.perf_counter on the CPU; an out-of-memory error
-or a backend PyTorch cannot run becomes the row's status instead of stopping the sweep.
+or a backend PyTorch cannot run becomes the row's status instead of stopping the sweep: `unsupported: ` and the
+forced backend's own reason in one sentence (`attnlab.bench.reasons`), PyTorch's whole text in the row's `detail`.
 """
 
 from __future__ import annotations
@@ -22,7 +23,9 @@ from attnlab.bench.config import BenchConfig
 from attnlab.bench.errors import is_oom, one_line
 from attnlab.bench.impls import Case, NotHere, make_call, reference_for
 from attnlab.bench.maskrule import MaskRule
+from attnlab.bench.reasons import distil
 from attnlab.bench.row import ResultRow
+from attnlab.limits import MAX_RESULTS_DETAIL_CHARS, MAX_RESULTS_STATUS_CHARS
 
 
 def attention_flops(batch: int, heads: int, t_q: int, t_k: int, head_dim: int, causal: bool) -> float:
@@ -48,7 +51,7 @@ def mha_projection_flops(batch: int, seq_len: int, embed: int) -> float:
 
 
 class Unsupported(Exception):
-    """An implementation that cannot run here; the message is PyTorch's reason."""
+    """An implementation that cannot run here; the message is PyTorch's whole text (or attnlab's own sentence)."""
 
 
 def _sync(device: torch.device) -> None:
@@ -71,7 +74,7 @@ def _probe(call: Callable[[], torch.Tensor], device: torch.device) -> torch.Tens
             said = [str(w.message) for w in caught]
             said = list(dict.fromkeys(s for s in said if s.strip()))  # unique, in order
             said.append(str(exc) or type(exc).__name__)
-            raise Unsupported(one_line("; ".join(said))) from exc
+            raise Unsupported(one_line("; ".join(said), MAX_RESULTS_DETAIL_CHARS)) from exc
 
 
 def _uses_mha_fast_path(call: Callable[[], torch.Tensor]) -> bool:
@@ -183,6 +186,15 @@ def blank_row(impl: str, device: torch.device, dtype: str, t: int, config: Bench
     return ResultRow(impl, device.type, dtype, *shape, kv_heads=config.kv_heads, mask=config.mask, **values)
 
 
+def unsupported_row(
+    impl: str, device: torch.device, dtype: str, t: int, config: BenchConfig, said: str, mode: str | None
+) -> ResultRow:
+    """The row of an implementation that cannot run: its reason in one sentence, PyTorch's whole text apart."""
+    sentence = one_line(distil(impl, said, device.type).sentence, MAX_RESULTS_STATUS_CHARS - len("unsupported: "))
+    detail = None if sentence == said else said
+    return blank_row(impl, device, dtype, t, config, status=f"unsupported: {sentence}", mode=mode, detail=detail)
+
+
 def _finite(x: float | None) -> float | None:
     """JSON has no NaN or inf: store None instead."""
     return None if x is None or not math.isfinite(x) else float(x)
@@ -214,7 +226,7 @@ def measure(impl: str, case: Case, config: BenchConfig, dtype_name: str) -> Resu
             times = time_call(call, device, config)
     except Unsupported as exc:
         mode = getattr(call, "mode", None)  # FlexAttention: compiled, or eager and why
-        return blank_row(impl, device, dtype_name, t, config, status=f"unsupported: {exc}", mode=mode)
+        return unsupported_row(impl, device, dtype_name, t, config, str(exc), mode)
     except Exception as exc:
         if not is_oom(exc):
             raise

@@ -6,8 +6,9 @@ counted before json.loads builds anything (repeated keys, depth and giant intege
 schema: an env whose torch, device name and date are short plain text (the date ISO 8601) and whose
 peaks are finite positive numbers, and at most MAX_RESULTS_ROWS rows of contract 3, every number finite
 and non-negative, timings ordered, known implementations and dtypes; contract 15's `kv_heads` (a divisor of
-heads) and `mask` (a rule that agrees with `causal`) and flex's `mode` are checked when a row has them, and a
-row without them (a file recorded before) reads as every head its own keys and the mask its `causal` says.
+heads) and `mask` (a rule that agrees with `causal`), flex's `mode` and an unsupported row's `detail` (PyTorch's
+whole text, at most MAX_RESULTS_DETAIL_CHARS) are checked when a row has them, and a row without them (a file
+recorded before) reads as every head its own keys, the mask its `causal` says and no detail.
 Only what the page uses is kept: the returned env holds the checked keys and nothing else. Every refusal is a
 ResultsError whose `reason` names `bench_errors.<reason>` in each language; nothing else gets out.
 """
@@ -24,6 +25,7 @@ from attnlab.bench.config import IMPLS
 from attnlab.bench.memory import DTYPES
 from attnlab.bench.row import RESULT_KEYS, ResultRow, row_problem
 from attnlab.limits import (
+    MAX_RESULTS_DETAIL_CHARS,
     MAX_RESULTS_FILE_BYTES,
     MAX_RESULTS_JSON_ITEMS,
     MAX_RESULTS_ROWS,
@@ -48,6 +50,15 @@ class ResultsError(ValueError):
         self.detail = clip(detail, DETAIL_CHARS) if detail is not None else None
         words = ", ".join(f"{k}={v}" for k, v in self.fmt.items())
         super().__init__(f"{reason}" + (f" ({words})" if words else "") + (f": {self.detail}" if self.detail else ""))
+
+    def __reduce__(self) -> tuple:
+        """Pickled as its reason, detail and fields (a cache keeps refusals), not as its message."""
+        return (_rebuilt, (self.reason, self.detail, self.fmt))
+
+
+def _rebuilt(reason: str, detail: str | None, fmt: dict) -> ResultsError:
+    """A ResultsError back from a pickle."""
+    return ResultsError(reason, detail, **fmt)
 
 
 @dataclass(frozen=True)
@@ -165,7 +176,9 @@ def _rows(rows: object) -> list[ResultRow]:
         raise ResultsError("too_many_rows", count=len(rows), cap=MAX_RESULTS_ROWS)
     out = []
     for index, row in enumerate(rows):
-        problem = row_problem(row, IMPLS, tuple(DTYPES), MAX_RESULTS_SIZE, MAX_RESULTS_STATUS_CHARS)
+        problem = row_problem(
+            row, IMPLS, tuple(DTYPES), MAX_RESULTS_SIZE, MAX_RESULTS_STATUS_CHARS, MAX_RESULTS_DETAIL_CHARS
+        )
         if problem is not None:
             reason, fields = problem
             raise ResultsError(f"row_{reason}", index=index, **fields)

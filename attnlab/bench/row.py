@@ -1,9 +1,11 @@
 """One benchmark result row, typed: the schema of DESIGN contract 3 defined once, with its checks.
 
 The sweep makes `ResultRow`s, the CLI and the page write them with `to_dict()` (keys in contract
-order, then contract 15's `kv_heads` and `mask`, then `mode`: how FlexAttention ran), recorded files come
-back through `from_dict()`, and figures and tables read their fields. Files written before contract 15
-have no `kv_heads`, `mask` or `mode`: a row read from one gets kv_heads = heads and the mask its `causal` says.
+order, then contract 15's `kv_heads` and `mask`, then `mode`: how FlexAttention ran, then `detail`: PyTorch's
+whole text behind an `unsupported: <one sentence>` status), recorded files come back through `from_dict()`, and
+figures and tables read their fields. Files written before contract 15 have no `kv_heads`, `mask` or `mode`: a
+row read from one gets kv_heads = heads and the mask its `causal` says; files written before `detail` have none
+(their statuses hold PyTorch's text itself, which `attnlab.bench.reasons` distils as the CLI now does).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from typing import Any
 
 from attnlab.bench.maskrule import SPEC, rule_of
 
-STATUSES = ("ok", "oom")  # plus "unsupported: <PyTorch's reason>"
+STATUSES = ("ok", "oom")  # plus "unsupported: <the reason in one sentence>"
 INT_FIELDS = ("batch", "heads", "seq_len", "head_dim")
 NUMBER_FIELDS = ("median_ms", "p20_ms", "p80_ms", "tflops", "peak_mem_bytes", "max_abs_err")
 MODES = ("compiled", "eager")  # plus "eager: <why a compile was not used>"
@@ -42,6 +44,7 @@ class ResultRow:
     kv_heads: int | None = None  # key/value heads (None when built: heads)
     mask: str | None = None  # full | causal | window:W | documents:N (None when built: from `causal`)
     mode: str | None = None  # flex only: compiled, eager, or "eager: why"; None for every other implementation
+    detail: str | None = None  # unsupported rows: PyTorch's whole text (warnings, then the error), one line
 
     def __post_init__(self) -> None:
         if self.kv_heads is None:
@@ -56,8 +59,13 @@ class ResultRow:
 
     @property
     def unsupported_reason(self) -> str | None:
-        """PyTorch's reason when the implementation cannot run here."""
+        """Why the implementation cannot run here, as the status says it (PyTorch's text in files before `detail`)."""
         return self.status.removeprefix("unsupported: ") if self.status.startswith("unsupported: ") else None
+
+    @property
+    def full_reason(self) -> str | None:
+        """Everything PyTorch said about an unsupported row: `detail` where the file kept it, else the status."""
+        return None if self.unsupported_reason is None else self.detail or self.unsupported_reason
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of the contract, keys in schema order."""
@@ -70,7 +78,7 @@ class ResultRow:
 
 
 RESULT_KEYS: tuple[str, ...] = tuple(f.name for f in fields(ResultRow))
-OPTIONAL_KEYS = ("kv_heads", "mask", "mode")  # contract 15's fields and flex's mode: files before them lack them
+OPTIONAL_KEYS = ("kv_heads", "mask", "mode", "detail")  # contract 15's fields, flex's mode, PyTorch's whole text
 REQUIRED_KEYS = tuple(k for k in RESULT_KEYS if k not in OPTIONAL_KEYS)  # contract 3's row
 
 
@@ -80,7 +88,7 @@ def _is_num(x: object) -> bool:
 
 
 def row_problem(
-    data: object, impls: tuple[str, ...], dtypes: tuple[str, ...], max_size: int, max_status: int
+    data: object, impls: tuple[str, ...], dtypes: tuple[str, ...], max_size: int, max_status: int, max_detail: int = 0
 ) -> tuple[str, dict] | None:
     """Why a JSON value is not a result row the page can draw, as (reason, fields), or None.
 
@@ -125,10 +133,10 @@ def row_problem(
         return "order", {"p20": timings[0], "median": timings[1], "p80": timings[2]}
     if status != "ok" and any(data[k] is not None for k in NUMBER_FIELDS):
         return "numbers_not_ok", {"status": status}
-    return _modern_problem(data, max_status)
+    return _modern_problem(data, max_status, max_detail or max_status)
 
 
-def _modern_problem(data: dict, max_status: int) -> tuple[str, dict] | None:
+def _modern_problem(data: dict, max_status: int, max_detail: int) -> tuple[str, dict] | None:
     """Contract 15's fields when present: kv_heads divides heads, a mask rule that agrees with `causal`, flex's mode."""
     kv = data.get("kv_heads")
     if kv is not None and (type(kv) is not int or not 1 <= kv <= data["heads"] or data["heads"] % kv):
@@ -150,4 +158,9 @@ def _modern_problem(data: dict, max_status: int) -> tuple[str, dict] | None:
             return "mode", {"value": mode}
         if len(mode) > max_status:
             return "text_long", {"field": "mode", "cap": max_status}
+    detail = data.get("detail")
+    if detail is not None and not isinstance(detail, str):
+        return "detail", {"value": detail}
+    if detail is not None and len(detail) > max_detail:
+        return "text_long", {"field": "detail", "cap": max_detail}
     return None

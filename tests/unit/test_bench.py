@@ -36,6 +36,7 @@ from attnlab.bench import (
     validate_document,
 )
 from attnlab.bench import __main__ as cli
+from attnlab.bench.reasons import distil
 from attnlab.limits import BUSY_OTHER_CORES
 from tests.conftest import FRESH_GROUP
 from tests.fresh import FAST_ARGS, answer
@@ -141,10 +142,11 @@ def test_statuses_ok_and_unsupported_on_cpu():
         assert row["p20_ms"] <= row["median_ms"] <= row["p80_ms"]
         assert row["tflops"] > 0 and row["max_abs_err"] < 1e-5
         assert row["peak_mem_bytes"] > 0  # measured: the CPU profiler sees every call allocate its output
-    for impl in ("sdpa-efficient", "sdpa-cudnn"):  # no such CPU kernels: PyTorch's reason is recorded
+    for impl in ("sdpa-efficient", "sdpa-cudnn"):  # no such CPU kernels: the reason in one sentence, PyTorch's apart
         row = rows[impl]
-        assert row["status"].startswith("unsupported: ") and len(row["status"]) > len("unsupported: ") + 10
-        assert "No viable backend" in row["status"] or "not used because" in row["status"]
+        assert row["status"] == f"unsupported: {distil(impl, row['detail'], 'cpu').sentence}"
+        assert "CPU implementation" in row["status"] and "Triggered" not in row["status"]
+        assert "No viable backend" in row["detail"] or "not used because" in row["detail"]
         assert row["median_ms"] is None and row["tflops"] is None
 
 

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from attnlab.bench.config import IMPLS
 from attnlab.bench.results import RecordedRun, ResultsError, load_results, validate_document
 from attnlab.bench.row import NUMBER_FIELDS, RESULT_KEYS
-from attnlab.limits import MAX_RESULTS_FILE_BYTES, MAX_RESULTS_ROWS, MAX_RESULTS_TEXT_CHARS
+from attnlab.limits import MAX_RESULTS_DETAIL_CHARS, MAX_RESULTS_FILE_BYTES, MAX_RESULTS_ROWS, MAX_RESULTS_TEXT_CHARS
 from attnlab.ui.app.i18n import LANGS, catalog
 
 ENV = {"torch": "2.13.0+cu128", "device_name": "NVIDIA H100 80GB HBM3", "date": "2026-11-25T09:00:00+00:00",
@@ -28,7 +28,7 @@ ROW = {"impl": "sdpa-flash", "device": "cuda", "dtype": "bfloat16", "batch": 2, 
        "head_dim": 128, "causal": False, "median_ms": 0.5, "p20_ms": 0.49, "p80_ms": 0.52, "tflops": 549.7,
        "peak_mem_bytes": 1 << 20, "max_abs_err": 0.004, "status": "ok"}  # fmt: skip
 NOT_RUN = {**ROW, **dict.fromkeys(NUMBER_FIELDS), "impl": "explicit", "status": "oom"}
-READ_BACK = {"kv_heads": 16, "mask": "full", "mode": None}  # what a row of a file before contract 15 reads as
+READ_BACK = {"kv_heads": 16, "mask": "full", "mode": None, "detail": None}  # a row of a file before contract 15
 
 
 def doc(env: dict | None = None, rows: list | None = None, **top) -> dict:
@@ -181,7 +181,19 @@ def test_contract_15_fields_are_read_and_older_rows_get_them_from_their_shape():
         (16, "causal", None),
         (16, "full", None),
     ]
-    assert [r.to_dict() for r in run.results][0] == modern
+    assert [r.to_dict() for r in run.results][0] == {**modern, "detail": None}
+
+
+def test_an_unsupported_rows_detail_is_read_bounded_and_older_rows_have_none():
+    said = "Flash attention kernel not used because:; Expected query, key and value to all be of dtype: {Half}."
+    new = {**NOT_RUN, "impl": "sdpa-flash", "status": "unsupported: Flash attention needs float16", "detail": said}
+    old = {**NOT_RUN, "impl": "sdpa-flash", "status": f"unsupported: {said}"}
+    run = load_results("new.json", raw(doc(rows=[new, old])))
+    assert [(r.detail, r.full_reason) for r in run.results] == [(said, said), (None, said)]
+    long = {**new, "detail": "x" * (MAX_RESULTS_DETAIL_CHARS + 1)}
+    assert reason(raw(doc(rows=[long]))) == "row_text_long"
+    assert reason(raw(doc(rows=[{**new, "detail": ["not", "text"]}]))) == "row_detail"
+    assert reason(raw(doc(rows=[{**new, "detail": "x" * MAX_RESULTS_DETAIL_CHARS}]))) == "accepted"
 
 
 def test_a_written_results_file_passes_and_the_name_is_only_a_label():
