@@ -16,6 +16,12 @@ mask blocks, so it pays the full T^2 and reads the mask; compiled FlexAttention 
 touches (its allowed pairs plus a block's width along each edge) at a share of a fused kernel's rate, and pays
 `FLEX_COMPILE_S` once per config (its first T: the compile is dynamic in T, `attnlab.bench.flex`).
 Eager FlexAttention is costed like the math path. Grouped key/value heads change no FLOPs.
+
+nn.MultiheadAttention (`mha`) adds its four (E, E) projections at the matmul rate to the attention inside it, which
+on a GPU is SDPA's fused kernel (its fast path calls it) and on a CPU the math path; causal, it is handed the dense
+T x T mask (`impls._mha`), so nothing is skipped and the mask is read. Its error check is a float64 run of the whole
+module (`reference.reference_mha`), costed on top of the point's own reference. On a GPU its memory is counted as a
+fused kernel's, O(T) (a choice: should PyTorch pick the math path instead, the row is written `oom`, not planned).
 """
 
 from __future__ import annotations
@@ -27,9 +33,19 @@ from dataclasses import dataclass, field, replace
 import torch
 
 from attnlab.bench.config import SDPA_BACKENDS, BenchConfig, Point
-from attnlab.bench.measure import attention_flops
+from attnlab.bench.devices import (
+    CPU_BANDWIDTH_GBS,
+    CPU_TFLOPS,
+    PLAN_GPUS,
+    UNKNOWN_GPU,
+    DeviceSpec,
+    describe,
+    gpu_spec,
+)
+from attnlab.bench.measure import attention_flops, mha_projection_flops
 from attnlab.bench.memory import as_dtype, format_bytes, row_peak_bytes
-from attnlab.bench.peaks import known_peak_tflops
+
+__all__ = ["CPU_BANDWIDTH_GBS", "CPU_TFLOPS", "PLAN_GPUS", "UNKNOWN_GPU", "DeviceSpec", "describe", "gpu_spec"]
 
 FUSED = ("sdpa", *SDPA_BACKENDS)  # one kernel (or the math path, see MATH_PASSES) chosen by PyTorch
 FUSED_EFFICIENCY = 0.4  # share of the matmul peak a flash-style kernel reaches (FlashAttention-2: 35-70 %)
@@ -46,68 +62,13 @@ FLEX_COMPILE_S = {"cuda": 30.0, "cpu": 20.0}  # one torch.compile of FlexAttenti
 FIRST_CALL_S = 0.5  # on a GPU, sdpa and sdpa-cudnn may build a cuDNN graph for each new shape on the first call
 RANDN_PER_S = 1e8  # CPU normal draws per second for the inputs (seeded on the CPU for every device)
 REFERENCE_MAX_S = 3.0  # a point whose float64 reference would take longer runs unchecked
-MEMORY_SHARE = 0.9  # of the device's memory the plan lets one row use (the CUDA context and the cache keep the rest)
-CUDA_CONTEXT_BYTES = 2**29
-
-# Planning figures for GPUs (dense fp16/bf16 tensor, plain fp32, fp64 TFLOP/s, GB/s): assumptions for the
-# estimate only; the share of peak in results comes from `peaks.KNOWN_PEAKS` alone. First match wins.
-PLAN_GPUS: tuple[tuple[str, dict[str, float], float], ...] = (
-    ("H200", {"float16": 989.4, "bfloat16": 989.4, "float32": 66.9, "float64": 66.9}, 4800.0),
-    ("H100 PCIe", {"float16": 756.0, "bfloat16": 756.0, "float32": 51.2, "float64": 51.2}, 2000.0),
-    ("H100", {"float16": 989.4, "bfloat16": 989.4, "float32": 66.9, "float64": 66.9}, 3350.0),
-    ("A100", {"float16": 312.0, "bfloat16": 312.0, "float32": 19.5, "float64": 19.5}, 1555.0),
-    ("L4", {"float16": 121.0, "bfloat16": 121.0, "float32": 30.3, "float64": 0.5}, 300.0),
-    ("T4", {"float16": 65.0, "bfloat16": 8.1, "float32": 8.1, "float64": 0.25}, 320.0),
-)
-UNKNOWN_GPU = ({"float16": 50.0, "bfloat16": 25.0, "float32": 8.0, "float64": 0.25}, 300.0)  # a slow one: plan low
-CPU_TFLOPS = {"float16": 0.01, "bfloat16": 0.01, "float32": 0.05, "float64": 0.025}  # a few cores, no guessing high
-CPU_BANDWIDTH_GBS = 10.0
-
-
-@dataclass(frozen=True)
-class DeviceSpec:
-    """What the plan assumes about a device: its memory, matmul rates per dtype, bandwidth and launch cost."""
-
-    kind: str  # "cuda" or "cpu"
-    name: str
-    memory_bytes: int  # what the sweep may hold at once
-    tflops: Mapping[str, float]  # dense matmul TFLOP/s per dtype
-    bandwidth_gbs: float
-    launch_s: float  # one small op from Python: launch (GPU) or dispatch (CPU)
-
-
-def _available_ram() -> int:
-    """MemAvailable from /proc/meminfo, or 4 GiB where there is none."""
-    try:
-        with open("/proc/meminfo", encoding="ascii") as f:
-            for line in f:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    return 4 * 2**30
-
-
-def gpu_spec(name: str, memory_bytes: int) -> DeviceSpec:
-    """A GPU by name and memory: planning rates from PLAN_GPUS (datasheet peaks first), a slow guess otherwise."""
-    rates, bandwidth = next(((r, b) for needle, r, b in PLAN_GPUS if needle.lower() in name.lower()), UNKNOWN_GPU)
-    rates = {d: known_peak_tflops(name, d) or r for d, r in rates.items()}
-    usable = int(memory_bytes * MEMORY_SHARE) - CUDA_CONTEXT_BYTES
-    return DeviceSpec("cuda", name, max(usable, 0), rates, bandwidth, 12e-6)
-
-
-def describe(device: torch.device) -> DeviceSpec:
-    """The plan's view of a real device: a GPU by its name and memory, the CPU by its free RAM."""
-    if device.type == "cuda":
-        props = torch.cuda.get_device_properties(device)
-        return gpu_spec(torch.cuda.get_device_name(device), int(props.total_memory))
-    ram = int(_available_ram() * MEMORY_SHARE)
-    return DeviceSpec("cpu", "CPU", ram, dict(CPU_TFLOPS), CPU_BANDWIDTH_GBS, 5e-6)
 
 
 def linear(impl: str, spec: DeviceSpec) -> bool:
-    """Whether an implementation holds O(T) memory here: the tiled path, and on a GPU every fused kernel and flex."""
-    return impl == "tiled" or (spec.kind == "cuda" and (impl in FUSED or impl == "flex") and impl != "sdpa-math")
+    """Whether an implementation holds O(T) memory here: the tiled path, and on a GPU every fused kernel, flex and
+    nn.MultiheadAttention (its fast path calls a fused kernel)."""
+    fused = impl in FUSED or impl in ("flex", "mha")
+    return impl == "tiled" or (spec.kind == "cuda" and fused and impl != "sdpa-math")
 
 
 def flex_compiled(spec: DeviceSpec, config: BenchConfig) -> bool:
@@ -133,6 +94,8 @@ def call_seconds(impl: str, spec: DeviceSpec, config: BenchConfig, dtype: str, t
     """One call's estimated time: FLOPs at a share of the peak or traffic at the bandwidth, plus launches."""
     b, h, d = config.batch, config.heads, config.head_dim
     peak, bandwidth = spec.tflops[dtype] * 1e12, spec.bandwidth_gbs * 1e9
+    if impl == "mha":
+        return _mha_seconds(spec, config, dtype, t)
     cells = b * h * t * t  # one T x T matrix
     dense = config.rule.dense_needed  # a dense bool mask: read by every head, and nothing it blocks is skipped
     mask_s = cells / bandwidth if dense else 0.0
@@ -156,6 +119,16 @@ def call_seconds(impl: str, spec: DeviceSpec, config: BenchConfig, dtype: str, t
     return share * (full + cells * 4 * TILE_PASSES / bandwidth) + tiles * TILE_LAUNCHES * spec.launch_s
 
 
+def _mha_seconds(spec: DeviceSpec, config: BenchConfig, dtype: str, t: int) -> float:
+    """nn.MultiheadAttention: its projections, then the attention its fast path runs, a causal mask read densely."""
+    b, h, d = config.batch, config.heads, config.head_dim
+    projections = mha_projection_flops(b, t, h * d) / (MATMUL_EFFICIENCY * spec.tflops[dtype] * 1e12)
+    whole = replace(config, causal=False, mask="full") if config.causal else config  # nothing skipped
+    mask_s = b * h * t * t / (spec.bandwidth_gbs * 1e9) if config.causal else 0.0
+    inner = "sdpa" if spec.kind == "cuda" else "sdpa-math"
+    return projections + call_seconds(inner, spec, whole, dtype, t) + mask_s + 6 * spec.launch_s
+
+
 def harness_calls(call_s: float, config: BenchConfig) -> int:
     """Calls `measure` makes for one row at this call time: probe, memory pass, then `time_call`'s own rule."""
     warm, spent = 0, 0.0
@@ -177,8 +150,15 @@ def row_seconds(impl: str, spec: DeviceSpec, config: BenchConfig, dtype: str, t:
     if impl == "sdpa-flash" and config.rule.dense_needed:  # the flash backend refuses a mask at its first call
         return ROW_OVERHEAD_S
     call = call_seconds(impl, spec, config, dtype, t)
-    first = FIRST_CALL_S if spec.kind == "cuda" and impl in ("sdpa", "sdpa-cudnn") else 0.0
-    return harness_calls(call, config) * call + first + ROW_OVERHEAD_S
+    first = FIRST_CALL_S if spec.kind == "cuda" and impl in ("sdpa", "sdpa-cudnn", "mha") else 0.0
+    own_reference = mha_reference_seconds(spec, config, t) if impl == "mha" and config.check else 0.0
+    return harness_calls(call, config) * call + first + own_reference + ROW_OVERHEAD_S
+
+
+def mha_reference_seconds(spec: DeviceSpec, config: BenchConfig, t: int) -> float:
+    """nn.MultiheadAttention's own float64 answer: its projections and the attention between them."""
+    projections = mha_projection_flops(config.batch, t, config.heads * config.head_dim)
+    return projections / (MATMUL_EFFICIENCY * spec.tflops["float64"] * 1e12) + reference_seconds(spec, config, t)
 
 
 def compile_seconds(spec: DeviceSpec) -> float:

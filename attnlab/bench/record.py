@@ -1,8 +1,10 @@
 """The record preset: the headline sweep, planned to fit the device, with attnlab's timer checked first.
 
 `python -m attnlab.bench --preset record --out FILE` runs float16, bfloat16 and float32 x head dim 64 and 128 x
-causal and not x T from 512 to 16384 x every SDPA backend forced in turn, `sdpa` free, and attnlab's explicit
-and tiled paths, at a width H x d of 2048 (FlashAttention's benchmark setting: 32 heads of 64, 16 of 128).
+causal and not x T from 512 to 16384 x every SDPA backend forced in turn, `sdpa` free, attnlab's explicit
+and tiled paths, and nn.MultiheadAttention (`mha`, PyTorch's module: its four projections around the attention, in
+every dtype; the Playground checks against it), at a width H x d of 2048 (FlashAttention's benchmark setting: 32
+heads of 64, 16 of 128).
 Contract 15's rows follow (`Extra`), in bfloat16 at head dim 128 (16 heads, Llama's head size): a sliding
 window of 4096 for FlexAttention and SDPA (given the dense mask), grouped-query attention with 8 query heads per
 key/value head (2 of them) for FlexAttention and SDPA (`enable_gqa`), and FlexAttention causal with every head
@@ -32,7 +34,7 @@ from attnlab.bench.memory import as_dtype
 from attnlab.bench.plan import Plan, describe, make_plan, memory_note
 from attnlab.bench.sweep import build_case, iter_points, torch_threads
 
-RECORD_IMPLS = ("explicit", "tiled", "sdpa", "sdpa-math", "sdpa-flash", "sdpa-efficient", "sdpa-cudnn")
+RECORD_IMPLS = ("explicit", "tiled", "sdpa", "sdpa-math", "sdpa-flash", "sdpa-efficient", "sdpa-cudnn", "mha")
 MODERN_IMPLS = ("flex", "sdpa", "sdpa-math", "sdpa-flash", "sdpa-efficient", "sdpa-cudnn")
 
 

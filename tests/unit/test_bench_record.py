@@ -14,7 +14,7 @@ from attnlab.bench import __main__ as cli
 from attnlab.bench import plan as planning
 from attnlab.bench import record
 from attnlab.bench.config import BenchConfig
-from attnlab.bench.measure import time_call
+from attnlab.bench.measure import mha_projection_flops, time_call
 from attnlab.bench.plan import DeviceSpec, gpu_spec, harness_calls, make_plan
 from attnlab.bench.record import DRY_RUN, MODERN_IMPLS, RECORD, RECORD_IMPLS
 from attnlab.bench.results import load_results
@@ -52,8 +52,12 @@ def test_on_an_h100_the_plan_keeps_every_fused_row_and_fits_the_budget():
     plan = plan_for(H100)
     assert plan.rows == GRID_ROWS and plan.estimate_s <= RECORD.budget_s <= 600
     left = plan.left_out()
-    assert {x["impl"] for x in left} <= {"explicit", "sdpa-math"}  # only the paths that hold T x T matrices
-    assert all(x["why"].startswith("oom: foreseen") and "GiB" in x["why"] for x in left)
+    oom = [x for x in left if x["why"].startswith("oom: foreseen")]
+    assert {x["impl"] for x in oom} <= {"explicit", "sdpa-math"} and all("GiB" in x["why"] for x in oom)  # T x T
+    timed = [(x["impl"], x["dtype"], x["seq_len"]) for x in left if x not in oom]
+    assert timed == [("tiled", "float32", 16384)]  # the slowest path at its longest, the one row past the budget
+    mha = {(p.dtype, p.config.head_dim, p.config.mask, p.seq_len) for p in plan.points if "mha" in p.measured}
+    assert len(mha) == 3 * 2 * 2 * 6  # nn.MultiheadAttention in every dtype, head size, mask and T
     measured = {(p.dtype, p.config.head_dim, p.seq_len) for p in plan.points if "sdpa-flash" in p.measured}
     assert ("bfloat16", 128, 16384) in measured and not plan.unchecked
     explicit = {(p.dtype, p.seq_len) for p in plan.points if "explicit" in p.measured}
@@ -86,6 +90,19 @@ def test_sdpa_given_a_dense_mask_is_costed_whole_and_flex_only_the_blocks_it_tou
     assert planning.call_seconds("flex", H100, window, "bfloat16", t) < 0.5 * planning.call_seconds(
         "flex", H100, full, "bfloat16", t
     )  # a 4096 window keeps under half of 16k x 16k
+
+
+def test_mha_is_costed_as_its_projections_around_the_fused_attention_and_its_own_reference():
+    kw = dict(device="cuda", dtypes=("bfloat16",), heads=16, head_dim=128, batch=2)
+    full, causal = BenchConfig(**kw), BenchConfig(mask="causal", **kw)
+    t = 8192
+    sdpa, mha = (planning.call_seconds(i, H100, full, "bfloat16", t) for i in ("sdpa", "mha"))
+    projections = mha_projection_flops(2, t, 2048) / (planning.MATMUL_EFFICIENCY * 989.4e12)
+    assert mha == pytest.approx(sdpa + projections + 6 * H100.launch_s, rel=1e-6)  # and its few launches
+    assert planning.call_seconds("mha", H100, causal, "bfloat16", t) > mha  # a dense causal mask: nothing skipped
+    row = planning.row_seconds("mha", H100, full, "bfloat16", t)
+    assert row > planning.row_seconds("sdpa", H100, full, "bfloat16", t) + planning.mha_reference_seconds(H100, full, t)
+    assert planning.linear("mha", H100) and not planning.linear("mha", planning.describe(torch.device("cpu")))
 
 
 def test_on_a_t4_the_sweep_shrinks_and_says_why():
@@ -145,7 +162,7 @@ def test_the_dry_run_writes_the_whole_grid_through_the_cli(tmp_path, capsys):
     got = {(r["dtype"], r["head_dim"], r["mask"], r["kv_heads"], r["seq_len"], r["impl"]) for r in rows}
     assert got == want and len(rows) == len(want) and all(list(r) == list(RESULT_KEYS) for r in rows)
     ok = [r for r in rows if r["status"] == "ok"]
-    assert {r["impl"] for r in ok} >= {"explicit", "tiled", "sdpa", "sdpa-math", "flex"}
+    assert {r["impl"] for r in ok} >= {"explicit", "tiled", "sdpa", "sdpa-math", "flex", "mha"}
     assert all(r["median_ms"] > 0 and r["max_abs_err"] is not None for r in ok)
     flex = [r for r in rows if r["impl"] == "flex"]
     assert flex and all(r["status"] == "ok" and r["mode"] == "eager" for r in flex)  # a dry run never compiles
