@@ -117,13 +117,18 @@ def read_vocab(folder: Path, cfg: LMConfig) -> CharVocab | TokenizerVocab:
     return vocab
 
 
+def allocate(cfg: LMConfig) -> Llama:
+    """The model's float32 weights in memory: the one large allocation, after every check."""
+    return Llama(cfg)
+
+
 def read_model(folder: Path, weights: Path | None = None) -> tuple[Llama, LMConfig, CharVocab | TokenizerVocab]:
     """Config, vocabulary and weights of a folder, every check before the model is allocated."""
     cfg = read_config(folder)
     path = weights or weights_file(folder)
     check_header(path, cfg)
     vocab = read_vocab(folder, cfg)
-    model = Llama(cfg)
+    model = allocate(cfg)
     params = model.state_dict()
     with torch.no_grad(), safe_open(str(path), framework="pt") as f:
         for name, target in params.items():
