@@ -33,7 +33,9 @@ ANSI = re.compile(r"\x1b\[[0-9;]*m")
 LATIN = re.compile(r"[A-Za-z]")
 VERSE = re.compile(r"^(\d?[A-Za-z]+)(\d+):(\d+) (.*)$")
 PUNCT = "，。？！；、"
-DOC_SEP = "\n\n"  # documents are laid one after another with a blank line between them
+DOC_SEP = "\n\n"
+ZH_TEXT = "public domain: Tang and Song poems and classical sayings; the collection's modern entries are left out"
+EN_TEXT = "public domain: the King James Version of 1611 (copyright expired; UK printing under Crown letters patent)"  # documents are laid one after another with a blank line between them
 
 
 @dataclass
@@ -136,7 +138,8 @@ def build_zh(root: Path = FORTUNES) -> Corpus:
     for name in ZH_FILES:
         docs += zh_docs(name, (root / name).read_text(encoding="utf-8"))
     train, held = split(docs)
-    return Corpus("zh", train, held, [{**package("fortunes-zh"), "files": [f"{root}/{n}" for n in ZH_FILES]}])
+    files = [f"{root}/{n}" for n in ZH_FILES]
+    return Corpus("zh", train, held, [{**package("fortunes-zh"), "files": files, "text_licence": ZH_TEXT}])
 
 
 def build_en() -> Corpus:
@@ -145,7 +148,7 @@ def build_en() -> Corpus:
         raise FileNotFoundError("the bible command is missing: apt-get install bible-kjv")
     raw = subprocess.run(["bible", "-f", KJV_RANGE], capture_output=True, text=True, check=True).stdout
     train, held = split(kjv_docs(raw))
-    command = {"command": f"bible -f {KJV_RANGE}"}
+    command = {"command": f"bible -f {KJV_RANGE}", "text_licence": EN_TEXT}
     return Corpus("en", train, held, [{**package("bible-kjv"), **command}, {**package("bible-kjv-text"), **command}])
 
 

@@ -25,8 +25,8 @@ import torch.nn.functional as F
 from attnlab.lm.checkpoint import save_folder, save_weights
 from attnlab.lm.config import LMConfig
 from attnlab.lm.corpus import Corpus, regular_poems
-from attnlab.lm.loading import checkpoint_path, load
 from attnlab.lm.language import LanguageModel
+from attnlab.lm.loading import checkpoint_path, load
 from attnlab.lm.metrics import copying, measure, model_loss, ngram_losses
 from attnlab.lm.model import Llama
 from attnlab.lm.vocab import CharVocab
