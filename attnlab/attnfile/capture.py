@@ -9,8 +9,9 @@ return no weights) and forward hooks on the projection modules found by their us
 BERT-like models, `q_proj`/`k_proj`, GPT-2's fused `c_attn`, T5's `q`/`k`) record them before any rotation.
 Either way a kind's queries and keys are kept only when they give back the model's own attentions within
 `limits.TOL_CAPTURE_QK` (`TOL_CAPTURE_QK_HALF` for a half-precision model): softmax(cap(q·kᵀ·scale) + mask) under
-the mask the layers received, and again under the rule the file states. Otherwise the file has none, and its
-`qk_declined` says why (`attnlab.attnfile.DECLINED`). The model's mode and attention implementation are restored.
+the mask each layer received, a mask that must be, cell by cell, the one the file's stated rule describes (full,
+causal or a causal window). Otherwise the file has none, and its `qk_declined` says why (`attnfile.DECLINED`).
+The model's mode and attention implementation are restored.
 """
 
 from __future__ import annotations
@@ -24,7 +25,6 @@ import torch
 
 from attnlab.attnfile import interface
 from attnlab.attnfile.file import AttentionFile, is_causal
-from attnlab.attnfile.rule import layer_weights
 from attnlab.limits import MAX_ATTN_MODEL_CHARS, TOL_CAPTURE_QK, TOL_CAPTURE_QK_HALF
 
 Q_NAMES = ("query", "q_proj", "q")
@@ -148,21 +148,7 @@ def _paths(model: Any) -> dict[int, str]:
     return {id(module): path for path, module in named()} if callable(named) else {}
 
 
-def _rule(fields: dict) -> dict:
-    """The rule's part of a fields dict."""
-    return {key: fields[key] for key in ("scale", "softcap", "window")}
-
-
-def _checked(fields: dict, a: torch.Tensor, kind: str, causal: bool, tol: float) -> dict | str:
-    """The fields again through the rule the file states: they must give back `a`, as the layers' own masks did."""
-    probe = AttentionFile(a, (), (), "", fields["queries"], fields["keys"], kind, causal, **_rule(fields))
-    for layer in range(a.size(0)):
-        if not torch.allclose(layer_weights(probe, layer), a[layer], atol=tol, rtol=0):
-            return "mismatch"
-    return fields
-
-
-def _qk_of(how: str, record: Any, model: Any, kind: str, a: torch.Tensor, causal: bool) -> dict | str:
+def _qk_of(how: str, record: Any, model: Any, kind: str, layers: Any, a: torch.Tensor, causal: bool) -> dict | str:
     """One kind's queries, keys and rule as the file holds them, or why it holds none (one of DECLINED)."""
     if how == "hooks":
         queries, keys = _qk(record.get(kind), a, causal)
@@ -170,11 +156,7 @@ def _qk_of(how: str, record: Any, model: Any, kind: str, a: torch.Tensor, causal
     paths = _paths(model)
     encoder_decoder = bool(getattr(getattr(model, "config", None), "is_encoder_decoder", False))
     calls = [c for c in record if _kind_of(paths.get(c.module, ""), encoder_decoder) == kind]
-    fields = interface.qk_fields(calls, a, causal, (TOL_CAPTURE_QK, TOL_CAPTURE_QK_HALF))
-    if isinstance(fields, str):
-        return fields
-    tol = TOL_CAPTURE_QK_HALF if any(c.half for c in calls) else TOL_CAPTURE_QK
-    return _checked(fields, a, kind, causal, tol)
+    return interface.qk_fields(calls, tuple(layers), a, causal, (TOL_CAPTURE_QK, TOL_CAPTURE_QK_HALF))
 
 
 def _encode_target(tokenizer: Any, target: str) -> dict[str, torch.Tensor]:
@@ -220,7 +202,7 @@ def capture(model: Any, tokenizer: Any, text: str, target: str | None = None) ->
         if a is None:
             raise ValueError(f"the model returned no {kind} attentions (is output_attentions supported?)")
         causal = kind != "cross" and is_causal(a)
-        got = _qk_of(how, record, model, kind, a, causal)
+        got = _qk_of(how, record, model, kind, layers, a, causal)
         qk = {} if isinstance(got, str) else got
         declined = got if isinstance(got, str) else ""
         files[kind] = AttentionFile(a, tokens_q, tokens_k, name, kind=kind, causal=causal, qk_declined=declined, **qk)

@@ -102,7 +102,7 @@ class AttentionFile:
 def is_causal(attentions: torch.Tensor) -> bool:
     """Square attention with nothing above the diagonal: each query saw only itself and earlier keys."""
     t_q, t_k = attentions.shape[-2:]
-    return t_q == t_k and t_q > 1 and bool((attentions.triu(1).abs() == 0).all())
+    return t_q == t_k and t_q > 1 and not bool(attentions.triu(1).any())  # NaN counts as a weight: not causal
 
 
 def per_layer(name: str, value: object, n_layers: int) -> list | None:

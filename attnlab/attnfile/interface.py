@@ -48,6 +48,7 @@ class Call:
     extras: tuple[str, ...]  # other tensors the layer was handed (a position bias would be one)
     diff: float  # max |softmax(cap(q·kᵀ·scale) + mask) - the weights the model returned|
     half: bool  # the model ran in float16 or bfloat16 (a looser tolerance)
+    weights: torch.Tensor  # the weights returned (B, H, T_q, T_k), the model's own tensor: which layer this call was
 
 
 def _globals(obj: Any) -> dict[str, Any]:
@@ -83,7 +84,7 @@ def _mask(mask: torch.Tensor | None) -> tuple[torch.Tensor | None, bool]:
     if mask is None:
         return None, True
     m = mask[0]  # (1 or H, T_q, T_k)
-    same = bool((m == m[:1]).all())
+    same = m.size(0) == 1 or bool((m == m[:1]).all())
     if m.dtype == torch.bool:
         return m[0], same
     blocked = m <= torch.finfo(m.dtype).min / 2  # eager masks hold the dtype's lowest number (or -inf)
@@ -124,9 +125,15 @@ def _call(module: Any, query: torch.Tensor, key: torch.Tensor, mask: Any, weight
         mask_rule=only_blocks,
         declared_window=int(window) if isinstance(window, int) and not isinstance(window, bool) else None,
         extras=extras,
-        diff=float((again - weights[0].detach().float()).abs().max()),
+        diff=float(again.sub_(weights[0].detach().float()).abs_().max()),
         half=query.dtype in (torch.float16, torch.bfloat16),
+        weights=weights,
     )
+
+
+def _same(weights: torch.Tensor, layer: object) -> bool:
+    """The weights a call returned are this layer of the model's output (the same tensor, or equal to it)."""
+    return weights is layer or (isinstance(layer, torch.Tensor) and torch.equal(weights, layer))
 
 
 @contextmanager
@@ -159,14 +166,19 @@ def recording(model: Any) -> Iterator[list[Call] | None]:
         switch(before)
 
 
-def qk_fields(calls: list[Call], a: torch.Tensor, causal: bool, tolerance: tuple[float, float]) -> dict | str:
+def qk_fields(
+    calls: list[Call], layers: tuple, a: torch.Tensor, causal: bool, tolerance: tuple[float, float]
+) -> dict | str:
     """The file's queries, keys and rule from one kind's calls (one per layer, in order), or why there are none.
 
-    `a` is the kind's (L, H, T_q, T_k) attentions as the model returned them; `tolerance` is (float32, half).
-    Returns {"queries", "keys", "scale", "softcap", "window"} or one of `attnlab.attnfile.DECLINED`.
+    `layers` are the kind's attentions as the model returned them (`outputs.attentions`), `a` the same stacked
+    (L, H, T_q, T_k); `tolerance` is (float32, half). Each call must be the layer whose weights it returned, and
+    each layer's mask must be exactly the rule the file states (`rule.infer` compares them cell by cell), so the
+    check made on the received mask is the check of the stated rule. Returns {"queries", "keys", "scale",
+    "softcap", "window"} or one of `attnlab.attnfile.DECLINED`.
     """
     n_layers, n_heads, t_q, t_k = a.shape
-    if len(calls) != n_layers:
+    if len(calls) != n_layers or not all(_same(c.weights, layer) for c, layer in zip(calls, layers, strict=False)):
         return "calls"
     first = calls[0]
     d, n_kv_heads = first.queries.size(-1), first.keys.size(0)

@@ -41,17 +41,18 @@ def weights(
     """softmax(cap(q·kᵀ·scale) + mask): queries (..., H, T_q, d), keys (..., H_kv, T_k, d) -> (..., H, T_q, T_k).
 
     `mask` is bool (True = may attend) or additive float, broadcast over heads; a row that sees no key gets zeros.
+    The key heads are broadcast over their groups of query heads, never copied (a capture runs this per layer).
     """
-    group = queries.size(-3) // keys.size(-3)
-    k = keys.repeat_interleave(group, dim=-3)  # (..., H, T_k, d): head h reads key head h // group
-    scores = (queries @ k.transpose(-2, -1)) * scale  # (..., H, T_q, T_k)
+    n_heads, n_kv_heads = queries.size(-3), keys.size(-3)
+    q = queries.unflatten(-3, (n_kv_heads, n_heads // n_kv_heads))  # (..., H_kv, g, T_q, d): head h = kv * g + i
+    scores = torch.matmul(q, keys.unsqueeze(-3).transpose(-2, -1)).flatten(-4, -3).mul_(scale)  # (..., H, T_q, T_k)
     if softcap is not None:
-        scores = torch.tanh(scores / softcap) * softcap
+        scores = scores.div_(softcap).tanh_().mul_(softcap)
     if mask is not None and mask.dtype == torch.bool:
-        scores = scores.masked_fill(~mask, float("-inf"))
-    elif mask is not None:
-        scores = scores + mask
-    return scores.softmax(dim=-1).nan_to_num(0.0)
+        return scores.masked_fill_(~mask, float("-inf")).softmax(dim=-1).nan_to_num_(0.0)
+    if mask is not None:
+        scores = scores.add_(mask)
+    return scores.softmax(dim=-1)  # an additive mask's blocked keys hold a finite lowest number: no row is empty
 
 
 def infer(allowed: torch.Tensor | None, t_q: int, t_k: int, declared: int | None = None) -> tuple[bool, int | None]:
