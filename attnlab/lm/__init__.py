@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from attnlab.lm.cache import Cache
 from attnlab.lm.config import LMConfig
-from attnlab.lm.generation import Generation, Step, generate
+from attnlab.lm.generation import Generation, Step, extend, generate
 from attnlab.lm.language import LanguageModel, Output, Prediction
 from attnlab.lm.loading import SHIPPED, allowed_models, load, run_dir, run_metrics
 from attnlab.lm.model import POINTS, hook_name
@@ -29,6 +29,7 @@ __all__ = [
     "Prepared",
     "Step",
     "allowed_models",
+    "extend",
     "generate",
     "hook_name",
     "load",

@@ -5,10 +5,13 @@ turn); every step then feeds one token, first the prompt's last, so each step co
 `temperature=0` is greedy (argmax, deterministic); above 0 a token is drawn from softmax(logits / temperature) with
 a generator seeded by `seed`, so the same seed gives the same text. <bos> and <unk> are never drawn: their
 probability is set to 0 before the draw, and `probs` is the distribution the token was drawn from.
+`extend(lm, done, n, temperature)` goes on from a Generation (its cache copied, its sampler's state restored): one
+step costs one step, whatever came before, and the tokens are those `generate` would have given for the whole length.
 """
 
 from __future__ import annotations
 
+import copy
 import math
 from dataclasses import dataclass
 
@@ -33,12 +36,14 @@ class Step:
 
 @dataclass(frozen=True)
 class Generation:
-    """The added text, one Step per added token, the prompt as the model took it, the cache at the end."""
+    """The added text, one Step per added token, the prompt as the model took it, the cache at the end and the
+    sampler's state after the last draw (what `extend` goes on from)."""
 
     text: str
     steps: list[Step]
     prompt: Prepared
     cache: Cache
+    rng: torch.Tensor | None = None
 
 
 def check_args(n: int, temperature: float, seed: int) -> None:
@@ -85,9 +90,16 @@ def generate(
     ids = torch.tensor(prompt.ids)
     if len(ids) > 1:
         lm.forward(ids[None, :-1], cache=cache)
-    newest, banned = ids[-1:], lm.vocab.banned()
     gen = torch.Generator().manual_seed(seed)
-    steps, added = [], []
+    steps = cached_steps(lm, cache, ids[-1:], n, temperature, gen)
+    return Generation(lm.decode([s.token_id for s in steps]), steps, prompt, cache, gen.get_state())
+
+
+def cached_steps(
+    lm, cache: Cache, newest: torch.Tensor, n: int, temperature: float, gen: torch.Generator
+) -> list[Step]:
+    """n tokens, each one cached step from the newest token fed so far (the cache and the sampler advance)."""
+    banned, steps = lm.vocab.banned(), []
     for _ in range(n):
         out = lm.forward(newest[None], cache=cache)
         pick, probs = draw(out.logits[0, -1], banned, temperature, gen)
@@ -100,6 +112,20 @@ def generate(
                 weights=torch.stack([w[0, :, -1] for w in out.attentions]).numpy(),  # (L, H, t)
             )
         )
-        added.append(pick)
         newest = torch.tensor([pick])
-    return Generation(lm.decode(added), steps, prompt, cache)
+    return steps
+
+
+@torch.no_grad()
+def extend(lm, done: Generation, n: int, temperature: float = 0.0) -> Generation:
+    """`done` carried on by n tokens at `temperature` (the one it was made with): `done` is left as it was.
+
+    Equal to `generate` with n more tokens when that one's prompt needs no cut; ValueError past the model's length.
+    """
+    check_args(n, temperature, 0)
+    cache = copy.deepcopy(done.cache)
+    gen = torch.Generator()
+    gen.set_state(done.rng)
+    newest = torch.tensor([done.steps[-1].token_id]) if done.steps else torch.tensor(done.prompt.ids[-1:])
+    steps = [*done.steps, *cached_steps(lm, cache, newest, n, temperature, gen)]
+    return Generation(lm.decode([s.token_id for s in steps]), steps, done.prompt, cache, gen.get_state())
