@@ -1,0 +1,117 @@
+"""One text read by a language model: each character's loss, the model's guesses, every head's attention.
+
+`read(lm, text)` runs `LanguageModel.forward` once on the text (its start kept when it is past the model's
+length: a page draws the attention of what was typed) and keeps numbers only: the loss of each token given the
+ones before it, the model's first guess there, and every layer's weights as one (L, H, T, T) float32 tensor.
+The full distributions are not kept (a Hub model's vocabulary makes them large): `top_at` runs the prefix up to
+one position again and gives its k likeliest next tokens, at a temperature. Tokens are shown with `shown`:
+a space, a line break and a tab become visible marks.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from attnlab.attnfile import AttentionFile
+
+VISIBLE = {" ": "␣", "\n": "↵", "\t": "⇥", "\r": "␍"}
+
+
+def shown(token: str) -> str:
+    """A token as a label: whitespace made visible (a lone space or line break would be an empty label)."""
+    return "".join(VISIBLE.get(c, c) for c in token) if token and not token.strip() else token.replace("\n", "↵")
+
+
+@dataclass(frozen=True)
+class Reading:
+    """A text through the model: ids and tokens (<bos> first), per-position losses and first guesses, weights."""
+
+    ids: tuple[int, ...]
+    tokens: tuple[str, ...]  # the model's tokens, as its vocabulary writes them (<unk> for an unknown character)
+    pieces: tuple[str, ...]  # the text each token stands for (an unknown character itself), <bos> as such
+    losses: np.ndarray  # (T - 1,) float64: -log p(token i + 1 | tokens 0..i), nats
+    guesses: tuple[str, ...]  # (T - 1,): the likeliest token at each position (what the model expected next)
+    attentions: torch.Tensor  # (L, H, T, T) float32, causal rows
+    unknown: tuple[str, ...]  # characters the vocabulary lacks (read as <unk>)
+    cut: int  # tokens past the model's length, left out
+    model: str
+    lead: int = 1  # 1 when the ids start with <bos> (the first token then has a loss), 0 for a model without one
+
+    @property
+    def n_tokens(self) -> int:
+        return len(self.ids)
+
+    def source(self) -> AttentionFile:
+        """The weights as an attention source (causal self-attention) for the shared inspector."""
+        return AttentionFile(self.attentions, self.labels, self.labels, self.model, causal=True)
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        """The pieces as chart labels: whitespace made visible."""
+        return tuple(shown(p) for p in self.pieces)
+
+    def mean_loss(self, first: int = 0, last: int | None = None) -> float:
+        """Mean loss over the predicted tokens first..last-1 (indices into `losses`)."""
+        return float(np.mean(self.losses[first:last]))
+
+
+@torch.no_grad()
+def read(lm, text: str) -> Reading:
+    """The text's start (up to the model's length) through one forward pass; ValueError for an empty text."""
+    prep = lm.prepare(text, keep="start")
+    out = lm.forward(torch.tensor([prep.ids]))
+    logp = torch.log_softmax(out.logits[0].double(), -1)  # (T, V)
+    ids = torch.tensor(prep.ids)
+    losses = -logp[:-1].gather(-1, ids[1:, None])[:, 0]  # (T - 1,): row i predicts token i + 1
+    guesses = tuple(lm.token(i) for i in logp[:-1].argmax(-1).tolist())
+    weights = torch.stack([w[0] for w in out.attentions]).float()  # (L, H, T, T)
+    lead = 1 if lm.vocab.bos_id is not None else 0
+    chars = len(prep.text) == len(prep.ids) - lead  # one token per character: a character vocabulary
+    pieces = tuple(prep.tokens[:lead]) + (tuple(prep.text) if chars else tuple(prep.tokens[lead:]))
+    return Reading(
+        tuple(prep.ids),
+        tuple(prep.tokens),
+        pieces,
+        losses.numpy(),
+        guesses,
+        weights,
+        tuple(prep.unknown),
+        prep.cut,
+        lm.name or str(lm.folder),
+        lead,
+    )
+
+
+@dataclass(frozen=True)
+class Top:
+    """The k likeliest next tokens at one position: the model's own probabilities and those at a temperature."""
+
+    tokens: tuple[str, ...]
+    probs: tuple[float, ...]  # softmax(logits)
+    tempered: tuple[float, ...]  # softmax(logits / temperature), the distribution a sampler draws from (T > 0)
+
+
+@torch.no_grad()
+def top_at(lm, ids: tuple[int, ...], position: int, k: int = 10, temperature: float = 1.0) -> Top:
+    """The k likeliest tokens after ids[0..position], likeliest first (the same order at any temperature > 0)."""
+    logits = lm.forward(torch.tensor([list(ids[: position + 1])])).logits[0, -1].double()  # (V,)
+    probs = torch.softmax(logits, -1)
+    best = torch.topk(probs, max(1, min(int(k), probs.numel())))
+    tempered = torch.softmax(logits / temperature, -1) if temperature > 0 else probs
+    picked = best.indices.tolist()
+    return Top(tuple(lm.token(i) for i in picked), tuple(best.values.tolist()), tuple(tempered[picked].tolist()))
+
+
+def copies(reading: Reading) -> tuple[float, float] | None:
+    """For a text written twice (its two halves equal), the mean loss on the first copy and on the second
+    (contract 16's copy measures, on the user's own text)."""
+    lead = reading.lead
+    body = reading.ids[lead:]
+    n = len(body) // 2
+    if n < 2 or len(body) % 2 or body[:n] != body[n:]:
+        return None
+    start = lead - 1 if lead else 0  # losses[i] is the loss of token i + 1
+    return reading.mean_loss(start, n + lead - 1), reading.mean_loss(n + lead - 1)
