@@ -116,3 +116,8 @@ MAX_LM_CONFIG_BYTES = 2**20  # a config.json or chars.json read from a model fol
 MAX_LM_HEADER_BYTES = 2**24  # a model.safetensors header (~100 bytes per tensor)
 MAX_LM_TOKENIZER_BYTES = 32 * 2**20  # a tokenizer.json (Qwen2's is 7 MB)
 TOL_LM_LOGITS = 1e-4  # our logits against transformers' LlamaForCausalLM on the same folder (contract 16)
+# The Language model page (/lm): what its link and widgets may ask for.
+MAX_LM_TEMPERATURE = 2.0  # the sampler's temperature (0: greedy)
+MAX_LM_PAGE_GEN = 64  # characters the page generates, one at a time, after the text
+MAX_LM_WINDOW = 512  # the sink experiment's window (its held-out passage is 640 characters)
+MAX_LM_SINKS = 64  # first tokens the window cache keeps beside the window
