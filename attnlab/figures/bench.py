@@ -2,7 +2,8 @@
 
 Benchmark charts draw only what a result row measured: rows whose status is not `ok`, and
 values that are None, are left out, never filled in. Titles and names arrive translated
-from the page and are escaped here all the same.
+from the page and are escaped here all the same. Legends hang below the plot, clear of the
+x axis's labels at any width (`bench_layout.below`).
 """
 
 from __future__ import annotations
@@ -14,12 +15,14 @@ import plotly.graph_objects as go
 from attnlab.bench.config import IMPLS
 from attnlab.bench.memory import format_bytes
 from attnlab.bench.row import ResultRow
-from attnlab.figures.lines import LEGEND_BELOW, binary_ticks, decade_ticks, line_figure, loglog_axes, with_slope
+from attnlab.figures.bench_layout import BELOW, hang, wrap
+from attnlab.figures.lines import binary_ticks, decade_ticks, line_figure, loglog_axes, with_slope
 from attnlab.figures.palette import current
 from attnlab.figures.text import esc
 from attnlab.fit import loglog_slope
 
 DASHES = ("solid", "dash", "dot", "dashdot", "longdash")
+PLOT_PX = 240  # a chart's plot height on a phone, where its legend wraps most (taller wherever the legend is shorter)
 GROUP_FIELDS = ("dtype", "batch", "heads", "kv_heads", "head_dim", "mask")  # `mask` also says causal or not
 
 
@@ -76,7 +79,7 @@ def _figure(
 ) -> go.Figure:
     """A benchmark chart of these traces: T on a log axis at the measured values, legend below."""
     axes = loglog_axes([x for trace in data for x in trace["x"]], x_title, y_title, y_ticks, log_y)
-    return line_figure(data, axes, title, 400, legend=LEGEND_BELOW, hovermode="closest")
+    return hang(line_figure(data, axes, title, PLOT_PX, legend=BELOW, hovermode="closest"), PLOT_PX)
 
 
 def time_figure(
@@ -203,7 +206,7 @@ def compare_figure(
                 x=[r.seq_len for r in rs],
                 y=ys,
                 mode="lines+markers",
-                name=esc(label),
+                name=wrap(esc(label)),
                 line=dict(color=palette.line(n), dash=DASHES[n % len(DASHES)]),
                 hovertemplate=f"{esc(label)}<br>T=%{{x}}<br>%{{y:.4g}}{unit}<extra></extra>",
             )

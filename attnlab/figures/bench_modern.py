@@ -1,7 +1,8 @@
 """Plotly figures of the Benchmark page's long-context studies (no Streamlit): sliding window and grouped heads.
 
 `window_figure` draws FlexAttention's and SDPA's time against T under one sliding window, with the T where the two
-cross marked by a dashed line; `kv_time_figure` and `kv_memory_figure` draw time, and the bytes K and V take,
+cross marked by a dashed line; `kv_time_figure` and `kv_memory_figure` draw time (on a log axis: the math backend
+takes some fifty times the fused kernels' time, which a linear axis flattened onto zero), and the bytes K and V take,
 against the number of key/value heads. Only measured rows arrive here (`attnlab.bench.studies`); the K/V bytes
 are arithmetic on each row's shape. Titles and names arrive translated and are escaped here.
 """
@@ -17,7 +18,9 @@ from attnlab.bench.config import IMPLS
 from attnlab.bench.memory import format_bytes
 from attnlab.bench.row import ResultRow
 from attnlab.bench.studies import KvStudy, WindowStudy, kv_bytes
-from attnlab.figures.lines import LEGEND_BELOW, decade_ticks, line_figure, loglog_axes
+from attnlab.figures.bench import PLOT_PX
+from attnlab.figures.bench_layout import BELOW, hang
+from attnlab.figures.lines import decade_ticks, line_figure, loglog_axes
 from attnlab.figures.palette import current
 from attnlab.figures.text import esc
 
@@ -70,7 +73,7 @@ def window_figure(
         at = math.log10(study.crossing)  # an annotation on a log axis is placed in log10 units (a shape is not)
         note = dict(x=at, xref="x", y=1.0, yref="paper", yanchor="bottom", showarrow=False)
         extra["annotations"] = [dict(note, text=esc(crossing_text), font=dict(size=12))]
-    return line_figure(data, axes, title, 420, legend=LEGEND_BELOW, hovermode="closest", **extra)
+    return hang(line_figure(data, axes, title, PLOT_PX, legend=BELOW, hovermode="closest", **extra), PLOT_PX)
 
 
 def _kv_axis(study: KvStudy, x_title: str) -> dict:
@@ -80,13 +83,15 @@ def _kv_axis(study: KvStudy, x_title: str) -> dict:
 
 
 def kv_time_figure(study: KvStudy, title: str, x_title: str, y_title: str) -> go.Figure:
-    """Time against the number of key/value heads at one T, one line per implementation, on a linear time axis from 0
-    (how little the time moves is the point)."""
+    """Time against the number of key/value heads at one T, one line per implementation, on a log time axis: each
+    line's flatness reads the same whatever its height, and a backend fifty times slower leaves the others visible."""
     ordered = sorted(study.lines, key=lambda i: IMPLS.index(i) if i in IMPLS else len(IMPLS))
     data = [_timed(study.lines[i], [r.kv_heads for r in study.lines[i]], i, i) for i in ordered]
-    yaxis = dict(type="linear", rangemode="tozero", title=dict(text=esc(y_title)))
+    values = [v for rows in study.lines.values() for r in rows for v in (r.p20_ms, r.p80_ms)]
+    ticks = decade_ticks(values)
+    yaxis = dict(type="log", title=dict(text=esc(y_title)), tickvals=ticks[0], ticktext=ticks[1])
     axes = dict(xaxis=_kv_axis(study, x_title), yaxis=yaxis)
-    return line_figure(data, axes, title, 380, legend=LEGEND_BELOW, hovermode="closest")
+    return hang(line_figure(data, axes, title, PLOT_PX, legend=BELOW, hovermode="closest"), PLOT_PX)
 
 
 def byte_ticks(top: int, n: int = 4) -> tuple[list[int], list[str]]:
@@ -114,4 +119,4 @@ def kv_memory_figure(study: KvStudy, title: str, x_title: str, y_title: str, nam
     ticks = byte_ticks(max(by_kv.values()))
     yaxis = dict(type="linear", title=dict(text=esc(y_title)), tickvals=ticks[0], ticktext=ticks[1])
     axes = dict(xaxis=dict(type="category", title=dict(text=esc(x_title))), yaxis=yaxis)
-    return line_figure(data, axes, title, 380, legend=LEGEND_BELOW, hovermode="closest", showlegend=False)
+    return hang(line_figure(data, axes, title, PLOT_PX, legend=BELOW, hovermode="closest", showlegend=False), PLOT_PX)

@@ -169,13 +169,15 @@ def bench_fix(v: dict[str, Any]) -> list[Replaced]:
 def bench_setup(v: dict[str, Any]) -> str:
     """The Benchmark page's sweep, run where the notebook runs (its timings are that machine's, as the page's are the
     server's): the page's settings and timing budget, one config per key/value head count, one CPU thread as the
-    page uses without a GPU, FlexAttention compiled where that machine can."""
+    page uses without a GPU, FlexAttention compiled where that machine can; drawn as the page first draws a run, every
+    head its own keys and values (the page's other slices are a picker away there). The headline and the recorded
+    runs stay the page's: they are files of the repository's data/gpu/, which an installed attnlab does not carry."""
     mask = {"window": f"window:{v['window']}", "documents": f"documents:{v['docs']}"}.get(v["mask"], v["mask"])
     return (
         head(
             v,
             "import torch\n\nfrom attnlab.bench import BenchConfig, ResultRow, run_benchmark\n"
-            "from attnlab.figures.bench import memory_figure, time_figure",
+            "from attnlab.figures.bench import memory_figure, tflops_figure, time_figure",
         )
         + f"""
 configs = [
@@ -196,6 +198,7 @@ configs = [
 ]
 doc = run_benchmark(configs)
 rows = [ResultRow.from_dict(r) for r in doc["results"]]
+rows = [r for r in rows if r.kv_heads == max(x.kv_heads for x in rows)]  # the page's first slice: a line per impl
 print(doc["env"]["device_name"], "torch", doc["env"]["torch"])
 """
     )
@@ -287,6 +290,7 @@ LESSONS: dict[str, Recipe] = {
         lambda v: (
             Figure("bench_time", "time_figure(rows, 'time', 'T', 'ms')"),
             Figure("bench_memory", "memory_figure(rows, 'memory', 'T', 'bytes')"),
+            Figure("bench_tflops", "tflops_figure(rows, 'throughput', 'T', 'TFLOP/s', doc['env'].get('peak_tflops'))"),
         ),
         bench_fix,
     ),

@@ -263,8 +263,12 @@ def test_recorded_results_are_drawn_with_their_label(no_recordings, lang):
     assert len(figs) == 3
     flash = next(tr for tr in figs[0]["data"] if tr["name"].startswith("sdpa-flash"))
     assert list(_decode(flash["y"])) == pytest.approx([0.05, 0.15])  # exactly the recorded numbers
-    assert any("sdpa-cudnn" in i for i in texts(at, "info"))
-    assert any("`no cuDNN`" in c for c in texts(at, "caption"))  # PyTorch's reason, verbatim and apart
+    said = [i for i in texts(at, "info") if "sdpa-cudnn" in i]  # PyTorch's own sentence, inert, in one line
+    assert said == [catalog(lang)["benchmark.unsupported_why"].format(
+        impl="sdpa-cudnn", dtype="float16", lengths="1024", why=catalog(lang)["benchmark.reason_other"].format(
+            text="`no cuDNN`"))]  # fmt: skip
+    full = catalog(lang)["benchmark.pytorch_said"].format(impl="sdpa-cudnn")
+    assert [e.label for e in at.expander if e.label == full] == [full]  # the whole text, behind a disclosure
     table = at.dataframe[0].value
     assert len(table) == 5 and catalog(lang)["benchmark.col_share"] in table.columns  # share of a known peak
     assert at.query_params["rec"] == "h100-d64" and at.query_params["rdtype"] == "float16"

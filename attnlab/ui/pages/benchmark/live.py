@@ -19,7 +19,7 @@ from attnlab.live import Progress, Runner
 from attnlab.ui.app.i18n import t
 from attnlab.ui.app.state import session_id
 from attnlab.ui.app.text import code
-from attnlab.ui.pages.benchmark import modern
+from attnlab.ui.pages.benchmark import grid, modern
 from attnlab.ui.pages.benchmark import results as ui
 
 
@@ -154,5 +154,5 @@ def this_run() -> None:
     )
     load_line(env)
     rows = [ResultRow.from_dict(r) for r in doc["results"]]
-    ui.draw_results(rows, env, "bench.run")
+    ui.draw_results(grid.pick(rows, "bench.run"), env, "bench.run")
     modern.studies(rows, "bench.run", recorded=False)

@@ -1,13 +1,17 @@
 """Drawing a set of benchmark results: device line, refusals by the memory cap, charts, statuses, table, downloads.
 
-The Benchmark page draws its own run and the recorded GPU runs through `draw_results`, so both read
-the same way. Rows are `ResultRow`s; only measured values are drawn.
+The Benchmark page draws its own run, the recorded GPU runs and an upload through `draw_results`, so they read
+the same way. Rows are `ResultRow`s; only measured values are drawn. A row that could not run says why in one
+sentence of the reader's language (`attnlab.bench.reasons` distils PyTorch's text, whenever the file was written),
+with PyTorch's whole text behind a disclosure. The files in data/gpu/ are parsed once per change to the folder
+(`st.cache_data`, keyed on each file's name, size and modification time) with their headlines.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from pathlib import Path
 
 import pandas as pd
 import streamlit as st
@@ -15,8 +19,10 @@ import torch
 
 from attnlab.bench import results as recorded
 from attnlab.bench.env import device_name
+from attnlab.bench.headline import Headline, headline
 from attnlab.bench.memory import MEMORY_CAP_BYTES, as_dtype, attention_matrix_bytes, estimated_peak_bytes, format_bytes
 from attnlab.bench.peaks import known_peak_tflops, peak_share
+from attnlab.bench.reasons import Reason, distil
 from attnlab.bench.row import ResultRow
 from attnlab.figures.bench import memory_figure, tflops_figure, time_figure
 from attnlab.ui.app.i18n import t
@@ -104,7 +110,7 @@ def results_frame(rows: Sequence[ResultRow], env: dict) -> pd.DataFrame:
                 share_col: _num(peak_share(r.dtype, r.tflops, env), ".1%"),
                 t("benchmark.col_mem"): "" if r.peak_mem_bytes is None else format_bytes(r.peak_mem_bytes),
                 t("benchmark.col_err"): _num(r.max_abs_err, ".1e"),
-                t("benchmark.col_status"): r.status,
+                t("benchmark.col_status"): status_text(r),
             }
             for r in rows
         ]
@@ -120,17 +126,47 @@ def csv_text(rows: Sequence[ResultRow], env: dict) -> str:
     return pd.DataFrame(table).to_csv(index=False)
 
 
+BACKEND_KEYS = {"sdpa-flash": "flash", "sdpa-efficient": "efficient", "sdpa-cudnn": "cudnn", "sdpa-math": "math"}
+
+
+def reason_text(reason: Reason, markdown: bool = True) -> str:
+    """A distilled reason in the reader's language; PyTorch's own sentence, where it is one, as a code span (as it
+    is, for a table cell, which is never markdown)."""
+    backend = t(f"benchmark.backend_{BACKEND_KEYS[reason.impl]}") if reason.impl in BACKEND_KEYS else reason.impl
+    fields = dict(backend=backend, got=reason.got, device=reason.device.upper() or "?")
+    fields["allowed"] = t("benchmark.or").join(reason.allowed)
+    if reason.key == "same_heads" and reason.heads:
+        return t("benchmark.reason_same_heads_n", q=reason.heads[0], kv=reason.heads[1], **fields)
+    if reason.key in ("other", "plan"):
+        return t(f"benchmark.reason_{reason.key}", text=code(reason.text, 300) if markdown else reason.text[:300])
+    return t(f"benchmark.reason_{reason.key}", **fields)
+
+
+def why(r: ResultRow, markdown: bool = True) -> str:
+    """Why an unsupported row did not run, in one sentence of the reader's language."""
+    return reason_text(distil(r.impl, r.full_reason or "", r.device), markdown)
+
+
+def status_text(r: ResultRow) -> str:
+    """The table's status: ok and oom as written, an unsupported row with its reason in one sentence."""
+    return r.status if r.unsupported_reason is None else f"{t('benchmark.status_unsupported')}: {why(r, False)}"
+
+
 def statuses(rows: Sequence[ResultRow]) -> None:
-    """Rows that could not run, said plainly: unsupported as information (PyTorch's words apart), oom as a warning."""
+    """Rows that could not run, said plainly: unsupported as information with its reason in one sentence (PyTorch's
+    whole text behind a disclosure), oom as a warning."""
     unsupported: dict[tuple[str, str], list[ResultRow]] = {}
     for r in rows:
         if r.unsupported_reason is not None:
-            unsupported.setdefault((r.impl, r.unsupported_reason), []).append(r)
-    for (impl, why), rs in unsupported.items():
+            unsupported.setdefault((r.impl, why(r)), []).append(r)
+    for (impl, reason), rs in unsupported.items():
         lengths = ", ".join(str(r.seq_len) for r in rs)
         dtypes = ", ".join(sorted({r.dtype for r in rs}))
-        st.info(t("benchmark.unsupported", impl=impl, dtype=dtypes, lengths=lengths), icon=":material/info:")
-        st.caption(t("common.library_said", detail=code(why, 300)))
+        said = t("benchmark.unsupported_why", impl=impl, dtype=dtypes, lengths=lengths, why=reason)
+        st.info(said, icon=":material/info:")
+        with st.expander(t("benchmark.pytorch_said", impl=impl)):
+            for text in dict.fromkeys(r.full_reason for r in rs):
+                st.code(text, language=None, wrap_lines=True)
     oom = [r for r in rows if r.status == "oom"]
     if oom:
         st.warning(
@@ -182,7 +218,10 @@ def downloads(rows: Sequence[ResultRow], env: dict, key: str) -> None:
 
 
 def draw_results(rows: Sequence[ResultRow], env: dict, key: str, with_downloads: bool = True) -> None:
-    """Charts, the status notes and the table of one result set."""
+    """Charts, the status notes and the table of one slice of a result set (`grid.pick`)."""
+    if not rows:
+        st.info(t("benchmark.nothing_picked"), icon=":material/info:")
+        return
     if any(r.ok for r in rows):
         charts(rows, env, key)
     else:
@@ -193,9 +232,27 @@ def draw_results(rows: Sequence[ResultRow], env: dict, key: str, with_downloads:
         downloads(rows, env, key)
 
 
-def recorded_runs() -> tuple[list[recorded.RecordedRun], list[str]]:
-    """The GPU results shipped in data/gpu/ (looked up at call time, so tests can point elsewhere)."""
-    return recorded.load_recorded(recorded.DEFAULT_RESULTS_DIR)
+def recorded_runs() -> tuple[list[recorded.RecordedRun], list[recorded.Skipped], list[Headline | None]]:
+    """The GPU results shipped in data/gpu/ and their headlines (the folder looked up at call time, so tests can point
+    elsewhere; a file added, changed or removed there shows on the next run, without a restart)."""
+    folder = Path(recorded.DEFAULT_RESULTS_DIR)
+    stamps = []
+    for path in sorted(folder.glob("*.json")):
+        try:
+            info = path.stat()
+        except OSError:  # gone since the listing: the loader says so
+            continue
+        stamps.append((path.name, info.st_size, info.st_mtime_ns))
+    return _parsed_folder(str(folder), tuple(stamps))
+
+
+@st.cache_data(show_spinner=False, max_entries=4)
+def _parsed_folder(
+    folder: str, stamps: tuple
+) -> tuple[list[recorded.RecordedRun], list[recorded.Skipped], list[Headline | None]]:
+    """data/gpu/ parsed and checked, with each run's headline: numbers only, the same for every session."""
+    runs, skipped = recorded.load_recorded(folder)
+    return runs, skipped, [headline(run.results, run.env, run.label) for run in runs]
 
 
 def env_caption(env: dict, path_name: str) -> str:

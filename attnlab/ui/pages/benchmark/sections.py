@@ -6,13 +6,14 @@ import streamlit as st
 
 from attnlab import links
 from attnlab.bench import DTYPES, BenchConfig
+from attnlab.bench.headline import Headline
 from attnlab.bench.results import RecordedRun, Skipped
 from attnlab.params import Param, choice_param
 from attnlab.ui.app.i18n import t
 from attnlab.ui.app.state import PageState
 from attnlab.ui.app.text import code
 from attnlab.ui.app.widgets import multiselect, number, selectbox
-from attnlab.ui.pages.benchmark import modern
+from attnlab.ui.pages.benchmark import grid, modern
 from attnlab.ui.pages.benchmark import results as ui
 from attnlab.ui.pages.benchmark.upload import refusal
 
@@ -21,10 +22,12 @@ TIMING = dict(warmup=2, min_reps=5, max_reps=100, min_time_s=0.1, max_time_s=1.0
 
 @dataclass(frozen=True)
 class Recorded:
-    """The GPU result files in data/gpu/, read on every run (a file added there shows without a restart)."""
+    """The GPU result files in data/gpu/ and their headlines, looked up on every run (a file added there shows without
+    a restart) and parsed once per change (`results.recorded_runs`)."""
 
     runs: list[RecordedRun]
     skipped: list[Skipped]
+    headlines: list[Headline | None]
 
     @property
     def by_stem(self) -> dict[str, RecordedRun]:
@@ -32,7 +35,9 @@ class Recorded:
 
     @property
     def dtypes(self) -> list[str]:
-        return [d for d in DTYPES if any(r.dtype == d for run in self.runs for r in run.results)] or ["float32"]
+        """Every dtype some file measured, the headline's first."""
+        held = [d for d in DTYPES if any(r.dtype == d for run in self.runs for r in run.results)]
+        return grid.ordered("dtype", set(held)) or ["float32"]
 
 
 def recorded_params(rec: Recorded) -> tuple[Param, ...]:
@@ -124,11 +129,16 @@ def how_to_record() -> None:
 
 def recorded_run(page: PageState, run: RecordedRun) -> None:
     """One recorded GPU file, for the chosen dtype, then its long-context studies (whatever their dtype)."""
-    here = [d for d in DTYPES if any(r.dtype == d for r in run.results)]
-    selectbox(page, "rdtype", t("benchmark.dtype"), options=here)
+    here = grid.ordered("dtype", {r.dtype for r in run.results})
+    if page["rdtype"] not in here:  # a dtype another file has: this one's first
+        page["rdtype"] = here[0]
     st.markdown(f"##### {code(run.label)}")
     st.caption(ui.env_caption(run.env, run.name))
-    rows = [r for r in run.results if r.dtype == page["rdtype"]]
+
+    def dtype(where: object) -> None:
+        selectbox(page, "rdtype", t("benchmark.dtype"), options=here, where=where)
+
+    rows = grid.pick(run.results, "bench.rec", fixed={"dtype": page["rdtype"]}, lead=dtype)
     ui.draw_results(rows, run.env, "bench.rec", with_downloads=False)
     modern.studies(run.results, "bench.rec", recorded=True)
 

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 import streamlit as st
 
+from attnlab.bench.headline import Headline, headline
 from attnlab.bench.results import RecordedRun, ResultsError, load_results
 from attnlab.bench.row import ResultRow
 from attnlab.figures.bench import compare_figure
@@ -20,7 +21,7 @@ from attnlab.limits import MAX_RESULTS_UPLOAD_MB
 from attnlab.ui.app.i18n import t
 from attnlab.ui.app.text import code
 from attnlab.ui.app.widgets import chart, keep_choice
-from attnlab.ui.pages.benchmark import modern
+from attnlab.ui.pages.benchmark import grid, modern
 from attnlab.ui.pages.benchmark import results as ui
 
 KEY = "bench.up"
@@ -40,19 +41,39 @@ def refusal(name: str, err: ResultsError) -> str:
     return t("benchmark.upload_refused", name=code(name), reason=reason)
 
 
-def from_upload() -> RecordedRun | None:
-    """The uploaded results file, checked; a refusal in the user's language when it cannot be shown."""
+Parsed = tuple[RecordedRun | None, ResultsError | None, Headline | None]
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def _parse(name: str, data: bytes) -> Parsed:
+    """A file's bytes checked and read, with its headline (numbers only, keyed on the bytes themselves)."""
+    try:
+        run = load_results(name, data)
+    except ResultsError as err:
+        return None, err, None
+    return run, None, headline(run.results, run.env, run.label)
+
+
+def current() -> Parsed:
+    """The file in this session's uploader, read before the uploader is drawn (the headline at the top shows it)."""
+    upload = st.session_state.get(f"{KEY}.file")
+    if upload is None or isinstance(upload, list):
+        return None, None, None
+    return _parse(upload.name, upload.getvalue())
+
+
+def from_upload(parsed: Parsed) -> RecordedRun | None:
+    """The uploader, and the file it holds (`parsed`, this run's `current()`); a refusal in the user's language."""
     upload = st.file_uploader(
         t("benchmark.upload"), type=["json"], key=f"{KEY}.file", max_upload_size=MAX_RESULTS_UPLOAD_MB
     )
     if upload is None:
         st.caption(t("benchmark.upload_hint"))
         return None
-    try:
-        return load_results(upload.name, upload.getvalue())
-    except ResultsError as err:
+    run, err, _ = parsed if parsed[0] or parsed[1] else _parse(upload.name, upload.getvalue())
+    if err is not None:
         st.error(refusal(upload.name, err), icon=":material/block:")
-        return None
+    return run
 
 
 def heading(run: RecordedRun) -> None:
@@ -75,28 +96,15 @@ def _pick(label: str, key: str, options: Sequence, labels: dict | None = None) -
     return st.selectbox(label, options, key=key, **kw)
 
 
-def slice_of(rows: Sequence[ResultRow], key: str) -> list[ResultRow]:
-    """The rows of one dtype, head size and mask, picked among those the file holds (key/value heads stay lines)."""
-    cols = st.columns(3)
-    with cols[0]:
-        dtype = _pick(t("benchmark.dtype"), f"{key}.dtype", sorted({r.dtype for r in rows}))
-    with cols[1]:
-        head_dim = _pick(t("benchmark.head_dim"), f"{key}.hd", sorted({r.head_dim for r in rows}))
-    masks = modern.mask_names(rows)
-    with cols[2]:
-        mask = _pick(t("benchmark.mask"), f"{key}.mask", sorted(masks), masks)
-    return [r for r in rows if (r.dtype, r.head_dim, r.mask) == (dtype, head_dim, mask)]
-
-
-def uploaded() -> RecordedRun | None:
-    """The upload section: the uploader, then the file drawn like a recorded run."""
+def uploaded(parsed: Parsed) -> RecordedRun | None:
+    """The upload section: the uploader, then the file drawn like a recorded run (`parsed`: this run's `current()`)."""
     st.divider()
     st.subheader(t("benchmark.upload_title"))
     st.caption(t("benchmark.upload_intro", cap=MAX_RESULTS_UPLOAD_MB))
-    run = from_upload()
+    run = from_upload(parsed)
     if run is not None:
         heading(run)
-        ui.draw_results(slice_of(run.results, KEY), run.env, KEY, with_downloads=False)
+        ui.draw_results(grid.pick(run.results, KEY), run.env, KEY, with_downloads=False)
         modern.studies(run.results, KEY, recorded=True)
     return run
 
