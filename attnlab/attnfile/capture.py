@@ -23,8 +23,8 @@ from typing import Any
 
 import torch
 
-from attnlab.attnfile import interface
 from attnlab.attnfile.file import AttentionFile, is_causal
+from attnlab.attnfile.interface import qk_fields, recording
 from attnlab.limits import MAX_ATTN_MODEL_CHARS, TOL_CAPTURE_QK, TOL_CAPTURE_QK_HALF
 
 Q_NAMES = ("query", "q_proj", "q")
@@ -132,7 +132,7 @@ def _running(model: Any, encoder_decoder: bool):
     training = getattr(model, "training", False)
     model.eval()
     try:
-        with torch.no_grad(), interface.recording(model) as calls:
+        with torch.no_grad(), recording(model) as calls:
             if calls is not None:
                 yield "interface", calls
             else:
@@ -156,7 +156,7 @@ def _qk_of(how: str, record: Any, model: Any, kind: str, layers: Any, a: torch.T
     paths = _paths(model)
     encoder_decoder = bool(getattr(getattr(model, "config", None), "is_encoder_decoder", False))
     calls = [c for c in record if _kind_of(paths.get(c.module, ""), encoder_decoder) == kind]
-    return interface.qk_fields(calls, tuple(layers), a, causal, (TOL_CAPTURE_QK, TOL_CAPTURE_QK_HALF))
+    return qk_fields(calls, tuple(layers), a, causal, (TOL_CAPTURE_QK, TOL_CAPTURE_QK_HALF))
 
 
 def _encode_target(tokenizer: Any, target: str) -> dict[str, torch.Tensor]:
