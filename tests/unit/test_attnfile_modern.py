@@ -9,6 +9,10 @@ recorded queries and keys against the projections' outputs rotated with `attnlab
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
+import plotly.graph_objects as go
 import pytest
 import torch
 
@@ -223,3 +227,23 @@ def test_bertviz_call_shape_on_a_llamas_outputs(captured):
     lines = head_view(out.attentions, tokens, layer=1, head=3, query=7)
     assert [t.to_plotly_json() for t in lines.data] == [t.to_plotly_json() for t in head_view(f, 1, 3, query=7).data]
     assert len(model_view(out.attentions, tokens).data) == len(model_view(f).data)
+
+
+def test_the_readmes_llama_example_runs(monkeypatch, tmp_path):
+    """README's Llama-family block, run as written, with a tiny random Llama of the same head layout in place of the
+    checkpoint it names (9 query heads on 3 key/value heads; nothing downloaded)."""
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    (block,) = [b for b in re.findall(r"```python\n(.*?)```", readme, re.S) if "AutoModelForCausalLM" in b]
+    torch.manual_seed(0)
+    layout = dict(num_attention_heads=9, num_key_value_heads=3, hidden_size=72, num_hidden_layers=13)
+    tiny = hf().LlamaForCausalLM(hf().LlamaConfig(**(SMALL | DECODER | layout)))
+    monkeypatch.setattr(hf().AutoModelForCausalLM, "from_pretrained", lambda name: tiny)
+    monkeypatch.setattr(hf().AutoTokenizer, "from_pretrained", lambda name: CharTokenizer())
+    shown = []
+    monkeypatch.setattr(go.Figure, "show", lambda fig, *a, **kw: shown.append(fig))
+    monkeypatch.chdir(tmp_path)
+    scope: dict = {}
+    exec(compile(block, "README.md", "exec"), scope)
+    part = scope["part"]
+    assert part.keys.shape[:2] == (13, 3) and part.kv_head(4) == 1 and not part.qk_declined and len(shown) == 2
+    assert load("smollm2.safetensors", (tmp_path / "smollm2.safetensors").read_bytes()).n_kv_heads == 3
