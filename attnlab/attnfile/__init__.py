@@ -7,7 +7,8 @@ and `window`, one value or one per layer, state the rule the scores follow, `att
 `AttentionFile` or raises `AttentionFileError` (its `reason` names a sentence `attnfile_errors.<reason>`
 in each language); `capture(model, tokenizer, text, target=None)` runs a transformers model and
 returns {kind: AttentionFile}; `from_encoder(encoder, text)` does the same for our MiniLM, and
-`from_decoder(decoder, symbols)` for a decoder trained here, both with queries and keys;
+`from_decoder(decoder, symbols)` for a decoder trained here, both with queries and keys, and
+`from_language_model(lm, text)` for attnlab.lm's Llama (post-RoPE queries, keys per key/value head);
 `from_attentions(outputs.attentions, tokens)` takes bertviz's input (batch item 0). Only torch,
 numpy and safetensors are imported here.
 
@@ -24,6 +25,7 @@ import torch
 
 from attnlab.attnfile.capture import capture, from_attentions, from_decoder, from_encoder
 from attnlab.attnfile.file import DECLINED, FORMAT, KINDS, AttentionFile, AttentionFileError, encode, is_causal
+from attnlab.attnfile.language import from_language_model
 from attnlab.attnfile.reader import load
 
 __all__ = [
@@ -38,6 +40,7 @@ __all__ = [
     "from_attentions",
     "from_decoder",
     "from_encoder",
+    "from_language_model",
     "is_causal",
     "load",
     "save",
