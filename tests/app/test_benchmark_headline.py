@@ -102,3 +102,15 @@ def test_an_uploaded_file_stands_beside_the_records_headline(lang):
     assert heads[0]["layout"]["yaxis"]["range"] == heads[1]["layout"]["yaxis"]["range"]  # one scale, side by side
     mine = fastest(doc, lang)
     assert any(mine in m.value for m in at.markdown)  # the upload's own numbers, in its own sentences
+
+
+def test_the_filters_pick_one_slice_and_keep_what_was_taken_off():
+    at = open_page(PAGE, lang="en")
+    at.multiselect(key="bench.rec.impls").unselect("tiled").run()
+    at.selectbox(key="bench.rec.mask").set_value("causal").run()
+    assert_clean(at)
+    time = next(f for f in figures(at) if f["layout"]["title"]["text"] == catalog("en")["benchmark.time_title"])
+    drawn = {tr["name"].split(" (")[0] for tr in time["data"]}
+    causal = {r["impl"] for r in RAW["results"] if r["status"] == "ok" and r["dtype"] == "bfloat16"
+              and r["head_dim"] == 128 and r["mask"] == "causal" and r["kv_heads"] == r["heads"]}  # fmt: skip
+    assert drawn == causal - {"tiled"} and "flex" in drawn  # flex, new in this slice, is drawn; tiled stays off
