@@ -31,6 +31,7 @@ from attnlab.limits import (
 )
 from attnlab.links_kv import KV_SCOPES
 from attnlab.links_lessons import LESSON_SCOPES
+from attnlab.links_lm import LM_SCOPES
 from attnlab.params import (
     Invalid,
     Param,
@@ -274,6 +275,7 @@ SCOPES: dict[str, Callable[[], tuple[Param, ...]]] = {  # scope (its session-sta
     "bench": _bench,
     "tiled": _tiled,
     **KV_SCOPES,
+    **LM_SCOPES,
 }
 
 

@@ -29,3 +29,12 @@ def first_text(lang: str) -> str:
 def held_out(lang: str) -> str:
     """The held-out passage of a language ('zh' or 'en'), as scripts/lm_heldout.py wrote it."""
     return (HELD_OUT_DIR / f"{'zh' if lang == 'zh' else 'en'}.txt").read_text(encoding="utf-8")
+
+
+def language_of(lm, fallback: str) -> str:
+    """The language whose held-out passage the model's vocabulary knows best ('zh' or 'en'; `fallback` on a tie):
+    a model folder does not say what it was trained on."""
+    unknown = {lang: len(lm.unknown(held_out(lang))) for lang in ("zh", "en")}
+    if unknown["zh"] == unknown["en"]:
+        return "zh" if fallback == "zh" else "en"
+    return min(unknown, key=unknown.get)

@@ -20,9 +20,10 @@ from attnlab.notebook.cells import code_span, digest, lit, notebook, words
 from attnlab.notebook.explore import EXPLORE
 from attnlab.notebook.kvcache import KV
 from attnlab.notebook.lessons import LESSONS
+from attnlab.notebook.lm import LM_RECIPES
 from attnlab.notebook.recipe import Recipe
 
-RECIPES: dict[str, Recipe] = {**EXPLORE, **LESSONS, **KV}
+RECIPES: dict[str, Recipe] = {**EXPLORE, **LESSONS, **KV, **LM_RECIPES}
 PAGES: tuple[str, ...] = tuple(RECIPES)
 PLACEHOLDER = "path/to/attnlab"  # where a copy of the repository (or a built wheel) is: edited by the user
 INSTALL = f"""ATTNLAB = {PLACEHOLDER!r}  # only if attnlab is missing: a clone of the repository or a wheel

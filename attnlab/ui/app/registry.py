@@ -51,6 +51,7 @@ PAGES: tuple[PageSpec, ...] = (
     PageSpec("cross", "compare_arrows", "cross", "explore"),
     PageSpec("neuron", "hub", "neuron", "explore"),
     PageSpec("real_model", "psychology", "real-model", "explore"),
+    PageSpec("lm", "edit_note", "lm", "explore"),
     PageSpec("decoder", "model_training", "decoder", "explore"),
     PageSpec("attention_file", "upload_file", "attention-file", "explore"),
     PageSpec("lessons", "school", "lessons", "lessons"),

@@ -1,0 +1,168 @@
+"""Plotly builders for the Language model page: the text painted by its loss, the next-token bars, the sink curves.
+
+The text figure writes each character in a cell coloured by the loss the model took on it (rows of `width`
+characters, as a text wraps), with an invisible point over every cell so that a click picks a character
+(heatmaps send no click events). Labels and names are escaped here; every sentence comes from the page.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+
+from attnlab.figures.lines import line_figure, scatter
+from attnlab.figures.palette import current
+from attnlab.figures.prebuilt import BASE_LAYOUT, Prebuilt, colorscale
+from attnlab.figures.text import esc, label
+
+CELL_PX = 34  # height of one line of the painted text
+
+
+def loss_text_figure(
+    pieces: Sequence[str],
+    losses: np.ndarray,
+    guesses: Sequence[str],
+    width: int,
+    picked: int | None,
+    loss_word: str,
+    guess_word: str,
+) -> Prebuilt:
+    """Piece i (the text's tokens, <bos> left out) in row i // width, coloured by losses[i]; `picked` outlined."""
+    palette = current()
+    n, rows = len(pieces), max(1, math.ceil(len(pieces) / width))
+    z = np.full((rows, width), np.nan)
+    text = np.full((rows, width), "", dtype=object)
+    hover = np.full((rows, width), "", dtype=object)
+    for i, (piece, loss, guess) in enumerate(zip(pieces, losses, guesses, strict=True)):
+        r, c = divmod(i, width)
+        z[r, c], text[r, c] = float(loss), label(piece, 4)
+        hover[r, c] = f"{esc(loss_word)} {loss:.2f} · {esc(guess_word)} {label(guess, 8)}"
+    top = float(np.nanmax(z)) if n else 1.0
+    cells = dict(
+        type="heatmap",
+        z=z.tolist(),
+        text=text.tolist(),
+        customdata=hover.tolist(),
+        texttemplate="%{text}",
+        textfont=dict(size=15),
+        colorscale=colorscale(palette.positive),
+        zmin=0.0,
+        zmax=max(top, 1.0),
+        xgap=2,
+        ygap=2,
+        hovertemplate="<b>%{text}</b> · %{customdata}<extra></extra>",
+        colorbar=dict(thickness=10, len=0.9, title=dict(text=esc(loss_word), side="right")),
+    )
+    points = dict(
+        type="scatter",
+        mode="markers",
+        x=[i % width for i in range(n)],
+        y=[i // width for i in range(n)],
+        customdata=list(range(n)),
+        marker=dict(size=22, opacity=0, symbol="square"),
+        hoverinfo="skip",
+        showlegend=False,
+        name="click",
+    )
+    axis = dict(visible=False, showgrid=False, zeroline=False, fixedrange=True)
+    layout = dict(
+        BASE_LAYOUT,
+        xaxis=dict(axis, range=[-0.5, width - 0.5]),
+        yaxis=dict(axis, range=[rows - 0.5, -0.5]),
+        height=40 + CELL_PX * rows,
+        margin=dict(l=4, r=4, t=8, b=8),
+        dragmode=False,
+    )
+    if picked is not None and 0 <= picked < n:
+        r, c = divmod(picked, width)
+        outline = dict(color=palette.highlight, width=3)
+        layout["shapes"] = [dict(type="rect", x0=c - 0.5, x1=c + 0.5, y0=r - 0.5, y1=r + 0.5, line=outline)]
+    return Prebuilt(dict(data=[cells, points], layout=layout))
+
+
+def top_figure(
+    tokens: Sequence[str], probs: Sequence[float], tempered: Sequence[float] | None, names: tuple[str, str], title: str
+) -> go.Figure:
+    """The k likeliest next tokens as bars (likeliest on top): the model's probabilities, and at a temperature."""
+    palette = current()
+    y = [label(tok, 8) + "\u200b" * i for i, tok in enumerate(tokens)]  # repeated labels stay separate bars
+    data = [
+        dict(type="bar", orientation="h", x=list(probs), y=y, name=esc(names[0]), marker=dict(color=palette.line(0)))
+    ]
+    if tempered is not None:
+        data.append(
+            dict(
+                type="bar",
+                orientation="h",
+                x=list(tempered),
+                y=y,
+                name=esc(names[1]),
+                marker=dict(color=palette.line(1)),
+            )
+        )
+    for trace in data:
+        trace["hovertemplate"] = "%{y}: %{x:.3f}<extra>%{fullData.name}</extra>"
+    axes = dict(
+        xaxis=dict(range=[0, 1], gridcolor=palette.grid, tickformat=".0%"),
+        yaxis=dict(autorange="reversed", type="category"),
+        barmode="group",
+    )
+    return line_figure(data, axes, title, 140 + 26 * len(tokens) * (2 if tempered is not None else 1))
+
+
+def stream_figure(
+    series: Sequence[tuple[str, np.ndarray]],
+    marks: Sequence[tuple[int, str]],
+    title: str,
+    x_title: str,
+    y_title: str,
+) -> go.Figure:
+    """Curves of a loss along a text, one per cache rule, with vertical rules at the named positions."""
+    palette = current()
+    data = [
+        scatter(
+            list(range(1, len(values) + 1)),
+            [float(v) for v in values],
+            name,
+            mode="lines",
+            line=dict(color=palette.line(i), width=2),
+        )
+        for i, (name, values) in enumerate(series)
+    ]
+    shapes, notes = [], []
+    for x, text in marks:
+        shapes.append(
+            dict(
+                type="line",
+                x0=x,
+                x1=x,
+                xref="x",
+                y0=0,
+                y1=1,
+                yref="y domain",
+                line=dict(color=palette.neutral, width=1, dash="dot"),
+            )
+        )
+        notes.append(
+            dict(
+                showarrow=False,
+                text=esc(text),
+                x=x,
+                xanchor="left",
+                xref="x",
+                y=1,
+                yanchor="top",
+                yref="y domain",
+                font=dict(size=11),
+            )
+        )
+    axes = dict(
+        xaxis=dict(title=dict(text=esc(x_title)), gridcolor=palette.grid),
+        yaxis=dict(title=dict(text=esc(y_title)), gridcolor=palette.grid, rangemode="tozero"),
+        shapes=shapes,
+        annotations=notes,
+    )
+    return line_figure(data, axes, title, 360)

@@ -1,0 +1,173 @@
+"""The notebook recipe of the Language model page, for the link's model, checkpoint, text, head and cache rule.
+
+It draws the painted text, the top ten, every head, one head's stages, the sink experiment and the run along
+training.
+
+The link is read as the page reads it (`attnlab.links_lm.settle_lm`: the model of the link's language when it names
+none, a model the server does not offer replaced; the nearest checkpoint; an empty text the model's first text).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from attnlab.links import Replaced
+from attnlab.notebook.cells import lit
+from attnlab.notebook.recipe import Figure, Recipe
+from attnlab.stages import NAMES
+
+TRAINING = ("lm_losses", "lm_copy", "lm_heads")  # drawn for a model that comes with its training run
+
+
+def folder_of(name: str) -> Path | None:
+    """The folder a shipped run or a local model folder is in (None for a Hub id: nothing is fetched here)."""
+    from attnlab.lm import SHIPPED, run_dir
+
+    if name in SHIPPED:
+        try:
+            return run_dir(name)
+        except FileNotFoundError:
+            return None
+    return Path(name) if Path(name).is_dir() else None
+
+
+def fix_lm(v: dict[str, Any]) -> list[Replaced]:
+    """The page's fall-backs: the model and text (settle_lm), an empty text, the nearest checkpoint, the layer and
+    head past the model's own. Reads the folder's config.json and log.json only (no weights)."""
+    from attnlab.links_lm import nearest, settle_lm
+    from attnlab.lm.checkpoint import read_config
+    from attnlab.lm.loading import run_steps
+    from attnlab.lmlab.texts import first_text
+
+    out = [Replaced(*bad) for bad in settle_lm(v, v["link"])]
+    if not v["text"].strip():
+        used = first_text(v["model"] if v["model"] in ("zh", "en") else v["lang"])
+        out.append(Replaced("text", v["text"], used, "empty"))
+        v["text"] = used
+    folder = folder_of(v["model"])
+    v["steps"] = run_steps(folder) if folder is not None else []
+    if v["steps"]:
+        used = nearest(v["steps"], v["step"])
+        if v["step"] not in (-1, used):
+            out.append(Replaced("step", str(v["step"]), str(used), "not_checkpoint"))
+        v["step"] = used
+    if folder is not None:
+        cfg = read_config(folder)
+        for name, most in (("layer", cfg.num_hidden_layers), ("head", cfg.num_attention_heads)):
+            if v[name] > most:
+                out.append(Replaced(name, str(v[name]), str(most), "out_of_range"))
+                v[name] = most
+    return out
+
+
+def lm_setup(v: dict[str, Any]) -> str:
+    step = v["step"] if v["steps"] else None
+    return f"""import numpy as np
+
+from attnlab import lm as lmlib
+from attnlab.figures import dim_labels, matrices_figure, matrix_figure, model_view, palette
+from attnlab.figures.decoder import curves_figure
+from attnlab.figures.kvcache import kept_figure
+from attnlab.figures.lm import loss_text_figure, stream_figure, top_figure
+from attnlab.lmlab import finder, history, reading, stages, streaming, texts
+
+palette.use({lit(v["palette"])})
+name, step = {lit(v["model"])}, {step!r}
+model = lmlib.load(name, step)
+text = {lit(v["text"])}
+got = reading.read(model, text)  # one pass: each character's loss, the first guesses, every head's weights
+layer, head = min({v["layer"]}, model.n_layers) - 1, min({v["head"]}, model.n_heads) - 1  # from 0
+q = {v["q"]} if {v["q"]} < got.n_tokens else 0  # 0: after the whole text; i: the prediction made for token i
+temperature = {v["temperature"]!r}
+best = reading.top_at(model, got.ids, got.n_tokens - 1 if q == 0 else q - 1, 10, temperature or 1.0)
+if {v["gen"]}:
+    made = model.generate(text, {v["gen"]}, temperature, {v["seed"]})
+    print("generated:", repr(made.text))
+scores = finder.head_scores(got.attentions, got.pieces, got.lead)
+have = {{k: g.numpy() for k, g in scores.items() if g is not None}}
+rows = [f"layer {{i + 1}}" for i in range(model.n_layers)]
+cols = [str(h + 1) for h in range(model.n_heads)]
+att = stages.layer_steps(model, got.ids, layer)  # every stage of the chosen layer on the real weights
+tokens = list(got.labels)
+lang = name if name in ("zh", "en") else texts.language_of(model, {lit(v["lang"])})
+ids = tuple(model.encode(texts.held_out(lang)))  # the held-out passage, read past the model's length on purpose
+window, sinks = {v["window"]}, {v["sinks"] or 4}
+runs = [streaming.stream(model, ids), streaming.stream(model, ids, window), streaming.stream(model, ids, window, sinks)]
+names = ["whole cache", f"window {{window}}", f"window {{window}} + {{sinks}} sinks"]
+log = history.logged(model.folder)
+"""
+
+
+def stage_code(name: str) -> str:
+    """One stage of the chosen head, as the page draws it (its slice where the stage is per head)."""
+    if name in ("x", "concat", "output"):
+        m = {"x": "att.x_q", "concat": "att.concat", "output": "att.output"}[name]
+        return f"matrix_figure({m}.numpy(), tokens, dim_labels({m}.size(-1)))"
+    part = {"z": "output"}.get(name, name)
+    kind = ', kind="prob"' if name == "weights" else ""
+    cols = "tokens" if name in ("scores", "scaled", "masked", "weights") else "dim_labels(att.d_k)"
+    return f"matrix_figure(att.heads.{part}[head].numpy(), tokens, {cols}{kind})"
+
+
+FIGURES = (
+    Figure(
+        "lm_text",
+        "loss_text_figure(got.labels[1:], got.losses, got.guesses, 16, q - 1 if q else None, 'loss', 'expected')",
+    ),
+    Figure(
+        "lm_top",
+        "top_figure(list(best.tokens), best.probs, best.tempered if temperature not in (0, 1) else None, "
+        "('model', f'temperature {temperature}'), 'next character')",
+    ),
+    Figure("lm_model", "model_view(got.source(), picked=(layer, head))"),
+    Figure("lm_scores", "matrices_figure(list(have.values()), list(have), rows, cols, kind='prob', text=True)"),
+)
+AFTER = (
+    Figure(
+        "lm_contribution",
+        "mine = stages.contribution(att, model, layer, head)\n"
+        "matrix_figure(mine.numpy(), tokens, dim_labels(mine.size(-1)))",
+    ),
+    Figure(
+        "lm_stream",
+        "stream_figure([(n, streaming.running_mean(r.losses, 32)) for n, r in zip(names, runs)], "
+        "[(window + sinks, 'evicting')], 'loss along the held-out passage', 'position', 'nats')",
+    ),
+    Figure(
+        "lm_cache",
+        "kept_figure(np.stack([r.last_weights[layer, head] for r in runs]), names, "
+        "[str(i) for i in range(len(ids))], np.stack([r.kept for r in runs]), 'evicted', kind='prob', "
+        "text=False)",
+    ),
+)
+TRAINING_FIGURES = (
+    Figure(
+        "lm_losses",
+        "curves_figure([r['step'] for r in log], [('held-out', [r['held_out_loss'] for r in log])], "
+        "model.step, 'held-out loss', 'step', 'nats')",
+    ),
+    Figure(
+        "lm_copy",
+        "keys = ['copy_loss_first', 'copy_loss_second', 'copy_passage_first', 'copy_passage_second']\n"
+        "curves_figure([r['step'] for r in log], [(k, [r[k] for r in log]) for k in keys], model.step, "
+        "'copying', 'step', 'nats')",
+    ),
+    Figure(
+        "lm_heads",
+        "marks = history.along_training(lambda s: lmlib.load(name, s), model.steps, "
+        "history.probe_of(texts.first_text(lang)))\n"
+        "series = [(f'{a + 1}.{h + 1}', [c.scores['induction'][a, h] for c in marks]) "
+        "for a in range(model.n_layers) for h in range(model.n_heads)]\n"
+        "curves_figure([c.step for c in marks], series, model.step, 'induction', 'step', 'score', "
+        "(0, 1))",
+    ),
+)
+
+
+def lm_figures(v: dict[str, Any]) -> tuple[Figure, ...]:
+    stages = tuple(Figure(f"stages.{name}", stage_code(name)) for name in NAMES)
+    return (*FIGURES, *stages, *AFTER, *(TRAINING_FIGURES if v["steps"] else ()))
+
+
+LM_RECIPES: dict[str, Recipe] = {"lm": Recipe("lm", ("lm",), lm_setup, lm_figures, fix_lm)}

@@ -1,0 +1,121 @@
+"""The Language model page's state and shared numbers: its link, the loaded models, each text's reading.
+
+Every model (a shipped run at a checkpoint, or a model the server offers) is loaded once per server process and
+shared read-only (`st.cache_resource`), and so is each text's reading and each generation; the caches hold numbers
+only, keyed on the model, checkpoint and everything else that shapes them. Text and figures are built per session.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from attnlab import links
+from attnlab.links_lm import SHIPPED, nearest, offered, settle_lm
+from attnlab.lm import LanguageModel, allowed_models, extend, load, run_metrics
+from attnlab.lm.generation import Generation
+from attnlab.lmlab.reading import Reading, Top, read, top_at
+from attnlab.ui.app.i18n import current_lang, t
+from attnlab.ui.app.state import PageState
+from attnlab.ui.app.text import code
+
+LM = PageState("lm", links.params("lm"))
+MODELS_KEPT = 16  # checkpoints a server keeps loaded (a shipped one is about 2.6 MB of float32)
+READINGS_KEPT = 32  # texts whose readings a server keeps (each (L, H, T, T) weights and T losses)
+GENERATIONS_KEPT = 256  # generations kept: one per character generated so far of each (text, temperature, seed)
+
+
+@st.cache_resource(show_spinner=False, max_entries=MODELS_KEPT)
+def model(name: str, step: int | None = None) -> LanguageModel:
+    """A model at a checkpoint, loaded once per process and shared read-only (a ValueError or FileNotFoundError
+    when it cannot be: not cached, so a fixed server retries)."""
+    return load(name, step, allowed=None if name in SHIPPED else allowed_models())
+
+
+@st.cache_resource(show_spinner=False, max_entries=READINGS_KEPT)
+def reading(name: str, step: int | None, text: str) -> Reading:
+    """One text through one checkpoint, shared by every session that reads it (read-only)."""
+    return read(model(name, step), text)
+
+
+@st.cache_data(show_spinner=False, max_entries=256)
+def top(name: str, step: int | None, ids: tuple[int, ...], position: int, temperature: float) -> Top:
+    """The ten likeliest next tokens after ids[0..position] (numbers and token texts only)."""
+    return top_at(model(name, step), ids, position, 10, temperature or 1.0)
+
+
+@st.cache_resource(show_spinner=False, max_entries=GENERATIONS_KEPT)
+def generation(name: str, step: int | None, text: str, temperature: float, seed: int, n: int) -> Generation:
+    """n characters after the text, the last one step after the n - 1 before (read-only, shared)."""
+    lm = model(name, step)
+    if n == 1:
+        return lm.generate(text, 1, temperature, seed)
+    return extend(lm, generation(name, step, text, temperature, seed, n - 1), 1, temperature)
+
+
+@st.cache_data(show_spinner=False, max_entries=MODELS_KEPT)
+def run_metrics_of(folder: str) -> dict | None:
+    """A run folder's metrics.json (numbers and the corpus's names), None for a folder that is no training run."""
+    try:
+        return run_metrics(folder)
+    except FileNotFoundError:
+        return None
+
+
+def run_numbers(lm: LanguageModel) -> dict | None:
+    """The loaded model's run metrics, where it is a run (the shipped ones, or a folder a training run wrote)."""
+    return run_metrics_of(str(lm.folder)) if lm.folder is not None else None
+
+
+def settle(first: bool) -> None:
+    """On a session's first load: the model of the link's language when it names none, its first text when the
+    link has none; a model this server does not offer is replaced and said."""
+    if not first:
+        return
+    v = {"model": LM["model"], "lang": current_lang()}
+    v["text"] = LM["text"]
+    for name, raw, used, reason in settle_lm(v, dict(st.query_params)):
+        LM.add_problem(f"lm.url_{reason}", asked=f"{name}={raw}", used=used, options=", ".join(offered()))
+    LM["model"], LM["text"] = v["model"], v["text"]
+
+
+def loaded() -> LanguageModel | None:
+    """The chosen model at its last checkpoint (for its checkpoints and shape), or a message saying why not."""
+    name = LM["model"]
+    try:
+        return model(name)
+    except FileNotFoundError:
+        st.error(t("lm.run_missing", name=code(name)), icon=":material/error:")
+    except ValueError as refused:
+        st.error(t("lm.refused", name=code(name)), icon=":material/error:")
+        st.caption(t("common.library_said", detail=code(str(refused), 300)))
+    return None
+
+
+def fit(first: bool, lm: LanguageModel) -> int | None:
+    """The checkpoint on screen (None: a model with no checkpoints); on a first load, a layer, head or step the
+    model does not have is replaced and said."""
+    if first:
+        LM.rebound("layer", lm.n_layers)
+        LM.rebound("head", lm.n_heads)
+    if not lm.steps:
+        return None
+    asked = LM["step"]
+    LM["step"] = nearest(lm.steps, asked)
+    if first and asked not in (LM["step"], links.params("lm")[-1].default):
+        LM.add_problem("lm.not_checkpoint", asked=f"step={asked}", used=LM["step"])
+    return LM["step"]
+
+
+def read_or_say(step: int | None) -> Reading | None:
+    """The text's reading, or a message in the user's language; the typed text stays in its box."""
+    text = LM["text"]
+    if not text.strip():
+        st.info(t("lm.empty"), icon=":material/edit:")
+        return None
+    got = reading(LM["model"], step, text)
+    if got.unknown:
+        shown = " ".join(code(c, 8) for c in got.unknown[:12])
+        st.warning(t("lm.unknown", n=len(got.unknown), chars=shown), icon=":material/translate:")
+    if got.cut:
+        st.warning(t("lm.cut", n=got.cut, cap=got.n_tokens - got.lead), icon=":material/content_cut:")
+    return got
