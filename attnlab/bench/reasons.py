@@ -116,7 +116,7 @@ def distil(impl: str, text: str, device: str = "") -> Reason:
     """The reason `impl` did not run, from PyTorch's text (or attnlab's own sentence) about it.
 
     The forced backend's own first message when PyTorch gave one; `cut` when the text was cut before it; `no_kernel`
-    when PyTorch found no kernel and said nothing about the backend (the CPU has no memory-efficient or cuDNN
+    when PyTorch found no kernel and wrote no header for the backend at all (the CPU has no memory-efficient or cuDNN
     kernel); otherwise the first sentence said, trailers removed (`other`).
     """
     for start, key in OWN:
@@ -130,7 +130,7 @@ def distil(impl: str, text: str, device: str = "") -> Reason:
         return _classify(impl, own[0])
     if cut and (own is not None or not segments[""]):
         return Reason("cut", impl)
-    if segments[""] and NO_KERNEL.match(segments[""][0]) and impl in BACKENDS:
+    if own is None and segments[""] and NO_KERNEL.match(segments[""][0]) and impl in BACKENDS:
         return Reason("no_kernel", impl, device=device)
     rest = segments[""] or [p for part in segments.values() for p in part] or pieces or [text]
     return _classify(impl, rest[0])

@@ -66,6 +66,16 @@ def test_every_reason_in_the_record_distils_to_the_forced_backends_own_sentence(
             assert (impl, dtype) == ("sdpa-cudnn", "float32") and "cut off" in sentence
 
 
+def test_a_whole_text_ending_in_pytorchs_final_error_distils_alike(raw):
+    """What the CLI now keeps whole: the record's flash text uncut, then the error PyTorch raises after warning."""
+    cut = next(r["status"] for r in raw if r["impl"] == "sdpa-flash" and r["dtype"] == "float32")
+    whole = cut.removeprefix("unsupported: ").removesuffix("…").rsplit(" (Trigger", 1)[0]
+    whole += "; cuDNN attention kernel not used because:; cuDNN attention has been runtime disabled."
+    whole += "; No available kernel. Aborting execution."
+    assert distil("sdpa-flash", whole, "cuda").sentence == "Flash attention needs float16 or bfloat16 (got float32)"
+    assert distil("sdpa-cudnn", whole, "cuda").key == "other"  # nothing but "disabled": the first words said
+
+
 def test_the_cli_writes_the_sentence_and_keeps_pytorchs_text_apart():
     config = BenchConfig(device="cpu", seq_lens=(8,), heads=2, head_dim=8, impls=("sdpa-efficient",), min_reps=1,
                          max_reps=1, min_time_s=0.0, warmup=0)  # fmt: skip
