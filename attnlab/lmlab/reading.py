@@ -39,6 +39,7 @@ class Reading:
     cut: int  # tokens past the model's length, left out
     model: str
     lead: int = 1  # 1 when the ids start with <bos> (the first token then has a loss), 0 for a model without one
+    last_logits: torch.Tensor | None = None  # (V,) float32: the last position's logits (what follows the text)
 
     @property
     def n_tokens(self) -> int:
@@ -82,6 +83,7 @@ def read(lm, text: str) -> Reading:
         prep.cut,
         lm.name or str(lm.folder),
         lead,
+        out.logits[0, -1].float().clone(),
     )
 
 
@@ -97,7 +99,12 @@ class Top:
 @torch.no_grad()
 def top_at(lm, ids: tuple[int, ...], position: int, k: int = 10, temperature: float = 1.0) -> Top:
     """The k likeliest tokens after ids[0..position], likeliest first (the same order at any temperature > 0)."""
-    logits = lm.forward(torch.tensor([list(ids[: position + 1])])).logits[0, -1].double()  # (V,)
+    return top_of(lm, lm.forward(torch.tensor([list(ids[: position + 1])])).logits[0, -1], k, temperature)
+
+
+def top_of(lm, logits: torch.Tensor, k: int = 10, temperature: float = 1.0) -> Top:
+    """The k likeliest tokens of one position's logits (V,): probabilities as `LanguageModel.predict` gives them."""
+    logits = logits.double()
     probs = torch.softmax(logits, -1)
     best = torch.topk(probs, max(1, min(int(k), probs.numel())))
     tempered = torch.softmax(logits / temperature, -1) if temperature > 0 else probs

@@ -7,13 +7,17 @@ only, keyed on the model, checkpoint and everything else that shapes them. Text 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import streamlit as st
 
 from attnlab import links
+from attnlab.figures.palette import current
 from attnlab.links_lm import SHIPPED, nearest, offered, settle_lm
 from attnlab.lm import LanguageModel, allowed_models, extend, load, run_metrics
 from attnlab.lm.generation import Generation
-from attnlab.lmlab.reading import Reading, Top, read, top_at
+from attnlab.lmlab.reading import Reading, Top, read, top_at, top_of
 from attnlab.ui.app.i18n import current_lang, t
 from attnlab.ui.app.state import PageState
 from attnlab.ui.app.text import code
@@ -38,9 +42,13 @@ def reading(name: str, step: int | None, text: str) -> Reading:
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
-def top(name: str, step: int | None, ids: tuple[int, ...], position: int, temperature: float) -> Top:
-    """The ten likeliest next tokens after ids[0..position] (numbers and token texts only)."""
-    return top_at(model(name, step), ids, position, 10, temperature or 1.0)
+def top(name: str, step: int | None, ids: tuple[int, ...], position: int, temperature: float, _got: Reading) -> Top:
+    """The ten likeliest next tokens after ids[0..position] (numbers and token texts only); after the whole text
+    from the reading's own last logits (the reading of these ids: no second pass)."""
+    lm = model(name, step)
+    if position == len(ids) - 1:
+        return top_of(lm, _got.last_logits, 10, temperature or 1.0)
+    return top_at(lm, ids, position, 10, temperature or 1.0)
 
 
 @st.cache_resource(show_spinner=False, max_entries=GENERATIONS_KEPT)
@@ -104,6 +112,16 @@ def fit(first: bool, lm: LanguageModel) -> int | None:
     if first and asked not in (LM["step"], links.params("lm")[-1].default):
         LM.add_problem("lm.not_checkpoint", asked=f"step={asked}", used=LM["step"])
     return LM["step"]
+
+
+def memo(name: str, inputs: tuple, build: Callable[[], Any]) -> Any:
+    """A figure this session built for the same inputs, language and palette (one kept per name; never shared
+    between sessions): the text-independent sections cost their numbers' lookup, not a new figure, on a rerun."""
+    store = st.session_state.setdefault("lm._figures", {})
+    key = (inputs, current_lang(), current().name)
+    if name not in store or store[name][0] != key:
+        store[name] = (key, build())
+    return store[name][1]
 
 
 def read_or_say(step: int | None) -> Reading | None:

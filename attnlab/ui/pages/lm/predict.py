@@ -73,7 +73,7 @@ def predictions(lm: LanguageModel, step: int | None, got: Reading) -> None:
     slider(LM, "temperature", t("lm.temperature"), step=0.05, help=t("lm.temperature_help"))
     temperature, q = LM["temperature"], LM["q"]
     row = got.n_tokens - 1 if q == 0 else q - 1  # the position whose next token is predicted
-    best = top(LM["model"], step, got.ids, row, temperature)
+    best = top(LM["model"], step, got.ids, row, temperature, got)
     names = (t("lm.p_model"), t("lm.p_tempered", temperature=f"{temperature:g}"))
     tempered = best.tempered if temperature not in (0, 1) else None
     where = t("lm.top_end") if q == 0 else t("lm.top_at", i=q, piece=shown(got.pieces[q]))

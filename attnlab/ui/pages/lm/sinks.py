@@ -20,7 +20,7 @@ from attnlab.lmlab.streaming import Stream, running_mean, stream
 from attnlab.lmlab.texts import held_out, language_of
 from attnlab.ui.app.i18n import current_lang, t
 from attnlab.ui.app.widgets import chart, number
-from attnlab.ui.pages.lm.model import LM, model
+from attnlab.ui.pages.lm.model import LM, memo, model
 
 SMOOTH = 32  # the curves are running means over this many characters (one character's loss is noise)
 SAME = 0.01  # nats per character: closer than this, two rules are said to do the same
@@ -53,14 +53,19 @@ def section(lm: LanguageModel, step: int | None) -> None:
     n = len(runs[0].losses)
     st.caption(t("lm.sinks_help", n=n, trained=lm.cfg.max_position_embeddings, smooth=SMOOTH))
     names = [t("lm.rule_whole"), t("lm.rule_window", w=window), t("lm.rule_sinks", w=window, s=sinks)]
-    curves = [(name, running_mean(r.losses, SMOOTH)) for name, r in zip(names, runs, strict=True)]
-    marks = [(window + sinks, t("lm.mark_evict"))]
-    if lm.cfg.max_position_embeddings < n:
-        marks.append((lm.cfg.max_position_embeddings, t("lm.mark_trained")))
-    figure = stream_figure(curves, marks, t("lm.sinks_chart"), t("lm.position_axis"), t("lm.loss_axis"))
-    chart(figure, LM.key("stream"))
+    inputs = (LM["model"], step, lang, window, sinks)
+    chart(memo("stream", inputs, lambda: curves(lm, runs, names, window + sinks)), LM.key("stream"))
     verdict(lm, runs, window, sinks)
-    cache_view(runs, names)
+    cache_view(runs, names, inputs)
+
+
+def curves(lm: LanguageModel, runs: list[Stream], names: list[str], evicts: int):
+    """The three running means, the position where the window starts evicting and the training length marked."""
+    lines = [(name, running_mean(r.losses, SMOOTH)) for name, r in zip(names, runs, strict=True)]
+    marks = [(evicts, t("lm.mark_evict"))]
+    if lm.cfg.max_position_embeddings < len(runs[0].losses):
+        marks.append((lm.cfg.max_position_embeddings, t("lm.mark_trained")))
+    return stream_figure(lines, marks, t("lm.sinks_chart"), t("lm.position_axis"), t("lm.loss_axis"))
 
 
 def verdict(lm: LanguageModel, runs: list[Stream], window: int, sinks: int) -> None:
@@ -86,7 +91,7 @@ def verdict(lm: LanguageModel, runs: list[Stream], window: int, sinks: int) -> N
         st.markdown(t(key, trained=trained, a=f"{inside:.2f}", b=f"{past:.2f}"))
 
 
-def cache_view(runs: list[Stream], names: list[str]) -> None:
+def cache_view(runs: list[Stream], names: list[str], inputs: tuple) -> None:
     """The picked head's weights from the passage's last character over every position, evicted ones greyed."""
     layer, head = LM["layer"] - 1, LM["head"] - 1
     n = runs[0].last_weights.shape[-1]

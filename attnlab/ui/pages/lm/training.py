@@ -9,6 +9,8 @@ final n-gram baselines from `metrics.json`; the heads' scores are measured here 
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 import streamlit as st
 
@@ -19,7 +21,7 @@ from attnlab.lmlab.history import Checkpoint, along_training, copying_from, logg
 from attnlab.lmlab.texts import first_text
 from attnlab.ui.app.i18n import t
 from attnlab.ui.app.widgets import chart
-from attnlab.ui.pages.lm.model import LM, model, run_numbers
+from attnlab.ui.pages.lm.model import LM, memo, model, run_numbers
 from attnlab.ui.pages.lm.sinks import passage_lang
 
 
@@ -56,8 +58,8 @@ def losses(records: list[dict], step: int) -> None:
     for key in ("bigram_loss", "unigram_loss"):
         if key in metrics:
             series.append((t(f"lm.{key}"), [metrics[key]] * len(steps)))
-    title = t("lm.curve_loss")
-    chart(curves_figure(steps, series, step, title, t("lm.step"), t("lm.loss_axis")), LM.key("curve_loss"))
+    build = partial(curves_figure, steps, series, step, t("lm.curve_loss"), t("lm.step"), t("lm.loss_axis"))
+    chart(memo("curve_loss", (LM["model"], step), build), LM.key("curve_loss"))
 
 
 def copying(records: list[dict], step: int) -> None:
@@ -70,7 +72,8 @@ def copying(records: list[dict], step: int) -> None:
         (t(f"lm.{key}"), [r.get(key) for r in have])
         for key in ("copy_loss_first", "copy_loss_second", "copy_passage_first", "copy_passage_second")
     ]
-    chart(curves_figure(steps, series, step, t("lm.curve_copy"), t("lm.step"), t("lm.loss_axis")), LM.key("curve_copy"))
+    build = partial(curves_figure, steps, series, step, t("lm.curve_copy"), t("lm.step"), t("lm.loss_axis"))
+    chart(memo("curve_copy", (LM["model"], step), build), LM.key("curve_copy"))
     found = copying_from(have)
     gain = have[-1]["copy_loss_first"] - have[-1]["copy_loss_second"]
     if found is None:
@@ -101,5 +104,6 @@ def heads(lm: LanguageModel, marks: list[Checkpoint], step: int) -> None:
         for h in range(lm.n_heads)
     ]
     title = t("lm.curve_heads", score=t(f"lm.score_{kind}"))
-    chart(curves_figure(steps, series, step, title, t("lm.step"), t("lm.score_axis"), (0, 1)), LM.key("curve_heads"))
+    build = partial(curves_figure, steps, series, step, title, t("lm.step"), t("lm.score_axis"), (0, 1))
+    chart(memo("curve_heads", (LM["model"], step, kind), build), LM.key("curve_heads"))
     st.caption(t("lm.curve_heads_help"))
