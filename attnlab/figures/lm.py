@@ -120,7 +120,8 @@ def stream_figure(
     x_title: str,
     y_title: str,
 ) -> go.Figure:
-    """Curves of a loss along a text, one per cache rule, with vertical rules at the named positions."""
+    """Curves of a loss along a text, one per cache rule, and a dotted vertical line at each named position (named in
+    the legend, so no label sits on the plot where a phone's narrow chart would make two collide)."""
     palette = current()
     data = [
         scatter(
@@ -132,37 +133,14 @@ def stream_figure(
         )
         for i, (name, values) in enumerate(series)
     ]
-    shapes, notes = [], []
-    for x, text in marks:
-        shapes.append(
-            dict(
-                type="line",
-                x0=x,
-                x1=x,
-                xref="x",
-                y0=0,
-                y1=1,
-                yref="y domain",
-                line=dict(color=palette.neutral, width=1, dash="dot"),
-            )
-        )
-        notes.append(
-            dict(
-                showarrow=False,
-                text=esc(text),
-                x=x,
-                xanchor="left",
-                xref="x",
-                y=1,
-                yanchor="top",
-                yref="y domain",
-                font=dict(size=11),
-            )
+    top = max((float(np.max(values)) for _, values in series), default=1.0)
+    for i, (x, text) in enumerate(marks):
+        dash = ("dot", "dash")[i % 2]
+        data.append(
+            scatter([x, x], [0.0, top], text, mode="lines", line=dict(color=palette.neutral, width=1, dash=dash))
         )
     axes = dict(
         xaxis=dict(title=dict(text=esc(x_title)), gridcolor=palette.grid),
         yaxis=dict(title=dict(text=esc(y_title)), gridcolor=palette.grid, rangemode="tozero"),
-        shapes=shapes,
-        annotations=notes,
     )
     return line_figure(data, axes, title, 360)

@@ -67,17 +67,8 @@ def score_grids(grids: dict[str, np.ndarray | None], lm: LanguageModel) -> None:
         rows.append((t(f"lm.score_{k}"), f"{layer + 1}.{head + 1}", f"{grids[k][layer, head]:.2f}"))
     if rows:
         st.markdown(markdown_table((t("lm.score_pick"), t("lm.strongest"), t("lm.score_axis")), rows))
-        kind = (
-            st.segmented_control(
-                t("lm.score_pick"),
-                have,
-                format_func={k: t(f"lm.score_{k}") for k in have}.get,
-                key="lm.score_grid",
-                default=have[0],
-                label_visibility="collapsed",
-            )
-            or have[0]
-        )
+        labels = {k: t(f"lm.score_{k}") for k in have}
+        kind = st.radio(t("lm.score_pick"), have, format_func=labels.get, key="lm.score_grid", horizontal=True)
         kind = kind if kind in have else have[0]
         layers = [f"{t('lm.layer')} {i + 1}" for i in range(lm.n_layers)]
         heads = [str(h + 1) for h in range(lm.n_heads)]

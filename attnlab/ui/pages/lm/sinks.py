@@ -62,25 +62,26 @@ def section(lm: LanguageModel, step: int | None) -> None:
 def curves(lm: LanguageModel, runs: list[Stream], names: list[str], evicts: int):
     """The three running means, the position where the window starts evicting and the training length marked."""
     lines = [(name, running_mean(r.losses, SMOOTH)) for name, r in zip(names, runs, strict=True)]
-    marks = [(evicts, t("lm.mark_evict"))]
-    if lm.cfg.max_position_embeddings < len(runs[0].losses):
-        marks.append((lm.cfg.max_position_embeddings, t("lm.mark_trained")))
+    marks = [(evicts, t("lm.mark_evict", x=evicts))]
+    trained = lm.cfg.max_position_embeddings
+    if trained < len(runs[0].losses):
+        marks.append((trained, t("lm.mark_trained", x=trained)))
     return stream_figure(lines, marks, t("lm.sinks_chart"), t("lm.position_axis"), t("lm.loss_axis"))
 
 
 def verdict(lm: LanguageModel, runs: list[Stream], window: int, sinks: int) -> None:
     """The measured means after the window first evicts, and what they say, whichever way they came out."""
-    whole, alone, kept = runs
+    whole = runs[0]
     start = window + sinks  # losses[i] is the loss of token i + 1: from here on the window has evicted
     if start >= len(whole.losses):
         st.info(t("lm.window_too_big", w=window, s=sinks, n=len(whole.losses)), icon=":material/info:")
         return
     means = [r.mean(start) for r in runs]
     cols = st.columns(3)
-    for col, key, value in zip(cols, ("m_whole", "m_window", "m_sinks"), means, strict=True):
-        col.metric(
-            t(f"lm.{key}", w=window, s=sinks), f"{value:.2f}", delta=f"{value - means[0]:+.2f}", delta_color="inverse"
-        )
+    cols[0].metric(t("lm.m_whole"), f"{means[0]:.2f}")
+    for col, key, value in zip(cols[1:], ("m_window", "m_sinks"), means[1:], strict=True):
+        delta = f"{value - means[0]:+.2f}"  # against the whole cache: red when the window costs loss
+        col.metric(t(f"lm.{key}", w=window, s=sinks), f"{value:.2f}", delta=delta, delta_color="inverse")
     a, b = means[1], means[2]
     say = "help" if b < a - SAME else "hurt" if b > a + SAME else "nothing"
     st.markdown(t(f"lm.verdict_{say}", w=window, s=sinks, a=f"{a:.2f}", b=f"{b:.2f}", whole=f"{means[0]:.2f}"))

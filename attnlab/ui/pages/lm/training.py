@@ -84,16 +84,8 @@ def copying(records: list[dict], step: int) -> None:
 
 def heads(lm: LanguageModel, marks: list[Checkpoint], step: int) -> None:
     """One score of every head at every checkpoint, on the probe."""
-    kind = (
-        st.segmented_control(
-            t("lm.score_pick"),
-            SCORES,
-            format_func={k: t(f"lm.score_{k}") for k in SCORES}.get,
-            key="lm.score_curve",
-            default="induction",
-        )
-        or "induction"
-    )
+    labels = {k: t(f"lm.score_{k}") for k in SCORES}
+    kind = st.radio(t("lm.score_pick"), SCORES, format_func=labels.get, key="lm.score_curve", index=3, horizontal=True)
     steps = [c.step for c in marks]
     series = [
         (
