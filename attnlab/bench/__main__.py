@@ -136,7 +136,8 @@ def print_progress(done: int, total: int, row: ResultRow) -> None:
     mask = f" {row.mask}" if row.mask != "full" else ""
     where = f"{row.impl} {row.dtype} d={row.head_dim}{group}{mask} T={row.seq_len}"
     mode = f" ({row.mode[:80]})" if row.mode else ""
-    print(f"[{done}/{total}] {where} {row.status[:40]}{mode}", file=sys.stderr, flush=True)
+    status = row.status[:160]  # an unsupported row's reason is one sentence now: said whole
+    print(f"[{done}/{total}] {where} {status}{mode}", file=sys.stderr, flush=True)
 
 
 def print_plan(plan: Plan) -> None:
