@@ -35,17 +35,16 @@ def loss_text_figure(
     n, rows = len(pieces), max(1, math.ceil(len(pieces) / width))
     z = np.full((rows, width), np.nan)
     text = np.full((rows, width), "", dtype=object)
-    hover = np.full((rows, width), "", dtype=object)
+    hover = []
     for i, (piece, loss, guess) in enumerate(zip(pieces, losses, guesses, strict=True)):
         r, c = divmod(i, width)
         z[r, c], text[r, c] = float(loss), label(piece, 4)
-        hover[r, c] = f"{esc(loss_word)} {loss:.2f} · {esc(guess_word)} {label(guess, 8)}"
+        hover.append(f"<b>{label(piece, 4)}</b> · {esc(loss_word)} {loss:.2f} · {esc(guess_word)} {label(guess, 8)}")
     top = float(np.nanmax(z)) if n else 1.0
     cells = dict(
         type="heatmap",
         z=z.tolist(),
         text=text.tolist(),
-        customdata=hover.tolist(),
         texttemplate="%{text}",
         textfont=dict(size=15),
         colorscale=colorscale(palette.positive),
@@ -53,7 +52,7 @@ def loss_text_figure(
         zmax=max(top, 1.0),
         xgap=2,
         ygap=2,
-        hovertemplate="<b>%{text}</b> · %{customdata}<extra></extra>",
+        hoverinfo="skip",  # the points on top say it, and take the click
         colorbar=dict(thickness=10, len=0.9, title=dict(text=esc(loss_word), side="right")),
     )
     points = dict(
@@ -62,8 +61,9 @@ def loss_text_figure(
         x=[i % width for i in range(n)],
         y=[i // width for i in range(n)],
         customdata=list(range(n)),
+        text=hover,
         marker=dict(size=22, opacity=0, symbol="square"),
-        hoverinfo="skip",
+        hovertemplate="%{text}<extra></extra>",
         showlegend=False,
         name="click",
     )
