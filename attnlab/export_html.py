@@ -16,7 +16,7 @@ from collections.abc import Callable
 import plotly.io as pio
 import plotly.offline
 
-from attnlab.figures import grid_figure, matrix_figure
+from attnlab.figures import grid_figure, matrix_figure, screen
 from attnlab.pipeline import LabConfig, LabResult
 from attnlab.stages import STEPS, Step, column_labels, dims_of, head_breaks
 
@@ -199,7 +199,8 @@ def pack_html(config: LabConfig, result: LabResult, *, app_url: str, tr: Transla
     e = html.escape
     settings = "\n".join(f"<tr><th>{e(k)}</th><td>{e(v)}</td></tr>" for k, v in _settings_rows(config, result, tr))
     tokens = "".join(f"<code>{e(tok)}</code>" for tok in result.tokens)
-    sections = "".join(_section(stage, config, result, tr) for stage in STEPS)
+    with screen.at(screen.DEFAULT_PX):  # a desktop's layout, wherever the pack was downloaded: it opens anywhere
+        sections = "".join(_section(stage, config, result, tr) for stage in STEPS)
     title = tr("present.pack.title")
     return f"""<!doctype html>
 <html lang="{e(lang)}">

@@ -7,8 +7,9 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
+from attnlab.figures.grid import grid_figure
 from attnlab.figures.lines import line_figure, scatter
-from attnlab.figures.matrix import grid_figure, matrix_figure
+from attnlab.figures.matrix import matrix_figure
 from attnlab.figures.palette import current
 from attnlab.figures.prebuilt import Prebuilt
 from attnlab.figures.text import esc, unique_labels

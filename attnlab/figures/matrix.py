@@ -1,4 +1,4 @@
-"""Matrices as token-labelled heatmaps: one matrix, or one per head in a grid, with rules, outlines and hover.
+"""Matrices as token-labelled heatmaps: one matrix with rules, outlines and hover (a grid of them: `figures.grid`).
 
 No Streamlit here: figures are plain `go.Figure`s that tests can inspect. User text reaches
 Plotly only through `figures.text`, which escapes it; colours come from the current palette.
@@ -12,6 +12,7 @@ from typing import Literal
 import numpy as np
 import plotly.graph_objects as go
 
+import attnlab.figures.screen as screen
 from attnlab.figures.margins import COLORBAR_THICKNESS, COLORBAR_X, bounded, heatmap_margin
 from attnlab.figures.palette import current
 from attnlab.figures.prebuilt import BASE_LAYOUT, TEMPLATE, Prebuilt, colorscale, expanded_scale, typed
@@ -23,16 +24,15 @@ __all__ = [  # the builders, and what other modules have imported from here
     "Prebuilt",
     "dot_product_hover",
     "expanded_scale",
-    "grid_figure",
     "head_columns_figure",
     "heatmap_traces",
-    "matrices_figure",
     "matrix_figure",
     "projector",
     "vector",
 ]
 
 Kind = Literal["signed", "prob", "positive"]
+TITLE_PX, TITLE_SIDE_PX = 18, 20  # a chart title's font at its largest, and what of the chart's width it may not use
 TEXT_CELLS = 160  # write each cell's value on the chart when the matrix is at most this big
 BIG_CELLS = 1024  # above this many cells a chart sends float32 instead of float64
 GAP_SIDE = 64  # up to this many rows and columns cells are drawn apart; beyond, a gap is under a pixel wide and
@@ -224,79 +224,18 @@ def matrix_figure(
     data = heatmap_traces(m, rows, cols, **kw)
     xaxis, yaxis = _axes(n_cols, not bounded([*data[0]["y"], *data[0]["x"]]))
     layout = dict(BASE_LAYOUT, xaxis=xaxis, yaxis=yaxis, height=_height(n_rows))
-    layout["title"] = dict(text=label(title, 80) if title else None, x=0.0)
+    text = screen.fit(label(title, 80), screen.width() - TITLE_SIDE_PX, TITLE_PX) if title else None
+    layout["title"] = dict(text=text, x=0.0)
     layout["shapes"] = _rules(col_breaks, row_breaks, n_rows, n_cols, breaks_dash) + _row_outline(
         highlight_row, n_rows, n_cols
     )
     if outline is not None:
         layout["shapes"].append(_outline(*outline))
-    layout["margin"] = _margin(layout["margin"], data, np.asarray(m, dtype=np.float64))
+    margin = dict(
+        layout["margin"], t=max(layout["margin"]["t"], 2 * (screen.line_px(TITLE_PX, screen.lines(text) - 1) + 12))
+    )
+    layout["margin"] = _margin(margin, data, np.asarray(m, dtype=np.float64))
     return Prebuilt(dict(data=data, layout=layout))
-
-
-def grid_figure(
-    mats: Sequence[np.ndarray],
-    titles: Sequence[str],
-    rows: Sequence[str],
-    cols: Sequence[str],
-    *,
-    hover_extra: Sequence[Sequence[Sequence[str]] | None] | None = None,
-    highlight_row: int | None = None,
-    **kw,
-) -> go.Figure:
-    """Several same-kind matrices side by side (e.g. one per head) sharing one colour scale."""
-    n = len(mats)
-    per_row = min(n, 4)
-    n_rows = -(-n // per_row)
-    gap_x, gap_y = 0.05, 0.12 / n_rows
-    width, height = (1 - gap_x * (per_row - 1)) / per_row, (1 - gap_y * (n_rows - 1)) / n_rows
-    shared = _zrange(np.concatenate([np.asarray(m, dtype=float).ravel() for m in mats]), kw.get("kind", "signed"))
-    data, layout = [], dict(BASE_LAYOUT, height=_height(len(rows)) * n_rows, annotations=[], shapes=[])
-    layout["margin"] = dict(BASE_LAYOUT["margin"], t=40)
-    measure = not bounded([*unique_labels(rows), *unique_labels(cols)])  # the labels as heatmap_traces writes them
-    for i, m in enumerate(mats):
-        r, c = divmod(i, per_row)
-        x0, y1 = c * (width + gap_x), 1 - r * (height + gap_y)
-        suffix = "" if i == 0 else str(i + 1)
-        layout[f"xaxis{suffix}"], layout[f"yaxis{suffix}"] = _axes(
-            len(cols), measure, [x0, x0 + width], [y1 - height, y1], suffix
-        )
-        layout[f"yaxis{suffix}"]["showticklabels"] = c == 0  # the panels of a row share their row labels
-        extra = hover_extra[i] if hover_extra else None
-        traces = heatmap_traces(m, rows, cols, hover_extra=extra, showscale=i == 0, across=per_row * len(cols), **kw)
-        traces[0].update(shared)  # traces[0] is the values; any other is the blocked layer
-        data += [dict(trace, xaxis=f"x{suffix}", yaxis=f"y{suffix}") for trace in traces]
-        layout["shapes"] += _row_outline(highlight_row, len(rows), len(cols), suffix)
-        layout["annotations"].append(
-            dict(
-                text=label(titles[i], 40),
-                x=x0 + width / 2,
-                y=y1,
-                xref="paper",
-                yref="paper",
-                xanchor="center",
-                yanchor="bottom",
-                showarrow=False,
-                font=dict(size=14),
-            )
-        )
-    layout["margin"] = _margin(layout["margin"], data, np.concatenate([np.ravel(m) for m in mats]))
-    return Prebuilt(dict(data=data, layout=layout))
-
-
-def matrices_figure(
-    mats: Sequence[np.ndarray],
-    titles: Sequence[str],
-    rows: Sequence[str],
-    cols: Sequence[str],
-    *,
-    hover_extra: Sequence[Sequence[Sequence[str]] | None] | None = None,
-    **kw,
-) -> go.Figure:
-    """One matrix on its own, or several (one per head) in a grid: what every per-head stage draws."""
-    if len(mats) == 1:
-        return matrix_figure(mats[0], rows, cols, hover_extra=hover_extra[0] if hover_extra else None, **kw)
-    return grid_figure(mats, titles, rows, cols, hover_extra=hover_extra, **kw)
 
 
 def dot_product_terms(q_row: np.ndarray, k_row: np.ndarray, max_terms: int = 8) -> str:

@@ -11,7 +11,8 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from attnlab.figures.matrix import grid_figure, matrices_figure, matrix_figure
+from attnlab.figures.grid import grid_figure, matrices_figure
+from attnlab.figures.matrix import matrix_figure
 from attnlab.figures.text import dim_labels
 from attnlab.multihead import MultiHeadSteps
 from attnlab.positions import angles, pairs

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import attnlab.figures.screen as screen
 from attnlab.figures.prebuilt import BASE_LAYOUT, Prebuilt
 
 PROJECTOR_FONT = 20  # px: labels and titles legible from the back of a classroom at 1280 x 720
+TITLE_FONT = PROJECTOR_FONT + 2  # px: the panels' titles
 PROJECTOR_TEXT_MAX_ROWS = 12  # up to this many rows every cell carries its number
 CELL_TEXT_MAX = PROJECTOR_FONT - 2  # px: a cell's number where a dozen columns or fewer sit side by side
 CELL_TEXT_MIN = 10  # px: the smallest number a projector still shows
@@ -24,7 +26,9 @@ def projector(fig: Prebuilt, *, n_rows: int) -> Prebuilt:
     for name, axis in spec["layout"].items():
         if name.startswith(("xaxis", "yaxis")):
             layout[name] = dict(axis, dtick=1, tickfont=dict(size=PROJECTOR_FONT), automargin=True)
-    layout["annotations"] = [dict(a, font=dict(size=PROJECTOR_FONT + 2)) for a in spec["layout"].get("annotations", [])]
+    layout["annotations"] = _titles(spec["layout"])
+    top = max(map(screen.lines, (a["text"] for a in layout["annotations"])), default=0)
+    layout["margin"] = dict(layout["margin"], t=max(layout["margin"]["t"], screen.line_px(TITLE_FONT, top) + 10))
     values = n_rows <= PROJECTOR_TEXT_MAX_ROWS
     size = cell_text_size(columns_across(spec))
     data = []
@@ -37,6 +41,19 @@ def projector(fig: Prebuilt, *, n_rows: int) -> Prebuilt:
                 trace.update(texttemplate="%{z:.2f}", textfont=dict(size=size))
         data.append(trace)
     return Prebuilt(dict(data=data, layout=layout))
+
+
+def _titles(layout: dict) -> list[dict]:
+    """The panels' titles in the projector's larger type, wrapped again to their panels' width (panel i's title is
+    annotation i, over x axis i)."""
+    margin = layout["margin"]
+    plot_px = screen.width() - (margin["l"] + margin["r"]) * PROJECTOR_FONT / BASE_LAYOUT["font"]["size"]
+    titles = []
+    for i, note in enumerate(layout.get("annotations", [])):
+        domain = layout.get("xaxis" + ("" if i == 0 else str(i + 1)), {}).get("domain", (0.0, 1.0))
+        text = screen.fit(note["text"].replace("<br>", " "), plot_px * (domain[1] - domain[0]), TITLE_FONT)
+        titles.append(dict(note, text=text, font=dict(size=TITLE_FONT)))
+    return titles
 
 
 def columns_across(spec: dict) -> int:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from attnlab.figures.matrix import grid_figure, matrix_figure
+from attnlab.figures.grid import grid_figure
+from attnlab.figures.matrix import matrix_figure
 from attnlab.figures.projector import CELL_TEXT_MAX, CELL_TEXT_MIN, PROJECTOR_FONT, columns_across, projector
 
 TOKENS = ["the", "cat", "sat", "on", "the", "mat"]
