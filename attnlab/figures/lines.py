@@ -7,34 +7,68 @@ from collections.abc import Sequence
 
 import plotly.graph_objects as go
 
+import attnlab.figures.screen as screen
 from attnlab.bench.memory import format_bytes
 from attnlab.figures.palette import current
-from attnlab.figures.prebuilt import TEMPLATE
+from attnlab.figures.prebuilt import BASE_LAYOUT, TEMPLATE
 from attnlab.figures.text import esc
 
-LEGEND_ABOVE = dict(orientation="h", yanchor="bottom", y=1.02, x=0.0)
-LEGEND_BELOW = dict(orientation="h", yanchor="top", y=-0.25, x=0.0)  # clear of subplot titles and axis titles
+# Under the x axis's title at any width: a legend placed in the container is given its rows by Plotly (an above-the-plot
+# legend grew upward into the title as it wrapped, on a phone or with long names)
+LEGEND = dict(orientation="h", yref="container", y=0.0, yanchor="bottom", x=0.0)
+LEGEND_BELOW = LEGEND
+BASE_FONT_PX = BASE_LAYOUT["font"]["size"]
+TITLE_PX = 18  # a chart title's font, at its largest (Plotly's default, 1.4 x the 13-px font; the app's theme sets 16)
+SUBPLOT_TITLE_PX = 16
+TITLE_MAX_LINES = 3
+SIDE_PX = 20  # of a chart's width, what its title may not use (the margins and Plotly's title pad)
 
 
 def line_figure(
-    data: list[dict], axes: dict, title: str | None, height: int, legend: dict = LEGEND_ABOVE, **kw
+    data: list[dict],
+    axes: dict,
+    title: str | None,
+    height: int,
+    legend: dict = LEGEND,
+    share: float = 1.0,
+    **kw,
 ) -> go.Figure:
     """A chart from plain trace and layout dicts, validated once: its title (escaped), height, legend and margins.
+
+    The title is wrapped to the chart's width (`figures.screen`; `share`: the chart sits in st.columns and takes that
+    share of the page), and the top margin holds it and any subplot titles (Plotly sets a title's first line on the
+    middle of the top margin and the rest below it); the legend under the plot adds its rows to the height, so the
+    plot keeps its size however many rows the legend wraps into.
 
     Built call by call (add_trace, update_xaxes, add_vline, update_layout; make_subplots, add_trace by row) Plotly
     validates every property of every call: the same figures cost five to ten times as much, most of a lesson
     page's rerun (the saturation chart 106 ms against 15, the soft dictionary's key plane 21 against 4).
     """
+    px = screen.width(share) - SIDE_PX
+    text = screen.fit(esc(title), px, TITLE_PX, TITLE_MAX_LINES) if title else None
+    shown = kw.get("showlegend", True) is not False and legend is LEGEND
+    names = [trace["name"] for trace in data if shown and trace.get("name") and trace.get("showlegend", True)]
+    rows = screen.legend_rows(names, px, BASE_FONT_PX)
     spec = dict(
         axes,
         template=TEMPLATE,
-        height=height,
-        title=dict(text=esc(title) if title else None, x=0.0),
-        margin=dict(l=10, r=10, t=60 if title else 30, b=10),
+        height=height + rows * screen.LEGEND_ROW_PX,
+        title=dict(text=text, x=0.0),
+        margin=dict(l=10, r=10, t=_top(text, axes.get("annotations", ())), b=10),
         legend=legend,
         **kw,
     )
     return go.Figure(dict(data=data, layout=spec))
+
+
+def _top(title: str | None, annotations) -> int:
+    """The top margin: the title's first line on its middle, the title's other lines and the subplot titles below."""
+    above = max(
+        (screen.lines(a["text"]) for a in annotations if a.get("yanchor") == "bottom" and a.get("y") == 1.0), default=0
+    )
+    below_middle = screen.line_px(TITLE_PX, screen.lines(title) - 1) + TITLE_PX // 3 if title else 0
+    needed = 2 * (below_middle + 6 + screen.line_px(SUBPLOT_TITLE_PX, above)) if title else 0
+    return max(60 if title else 30, needed, screen.line_px(SUBPLOT_TITLE_PX, above) + 10)
 
 
 def scatter(x, y, name: str, **style) -> dict:
@@ -47,11 +81,12 @@ def suffix(subplot: int) -> str:
     return "" if subplot == 1 else str(subplot)
 
 
-def subplot_row(titles: Sequence[str], spacing: float) -> dict:
+def subplot_row(titles: Sequence[str], spacing: float, share: float = 1.0) -> dict:
     """One row of subplots as make_subplots lays it out: each axis pair's domain and anchors, and each (escaped)
-    title as an annotation over its subplot."""
+    title as an annotation over its subplot, wrapped to the subplot's width."""
     n = len(titles)
     width = (1.0 - spacing * (n - 1)) / n
+    px = (screen.width(share) - SIDE_PX) * width
     axes: dict = {"annotations": []}
     for i, title in enumerate(titles):
         k = suffix(i + 1)
@@ -61,9 +96,9 @@ def subplot_row(titles: Sequence[str], spacing: float) -> dict:
         axes[f"yaxis{k}"] = dict(anchor=f"x{k}", domain=[0.0, 1.0])
         axes["annotations"].append(
             dict(
-                font=dict(size=16),
+                font=dict(size=SUBPLOT_TITLE_PX),
                 showarrow=False,
-                text=title,
+                text=screen.fit(title, px, SUBPLOT_TITLE_PX),
                 x=sum(domain) / 2.0,
                 xanchor="center",
                 xref="paper",
@@ -137,8 +172,9 @@ def loglog_figure(
     title: str | None,
     slope_word: str,
     y_ticks: tuple[list[float], list[str]] | None = None,
+    share: float = 1.0,
 ) -> go.Figure:
-    """Lines of y against T on log-log axes, each named with its fitted slope."""
+    """Lines of y against T on log-log axes, each named with its fitted slope (`share`: as `line_figure` takes it)."""
     palette = current()
     data = [
         dict(
@@ -152,4 +188,4 @@ def loglog_figure(
         for i, (name, xs, ys, slope) in enumerate(series)
     ]
     axes = loglog_axes([x for trace in data for x in trace["x"]], x_title, y_title, y_ticks)
-    return line_figure(data, axes, title, 340)
+    return line_figure(data, axes, title, 340, share=share)

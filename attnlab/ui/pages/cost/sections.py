@@ -17,6 +17,7 @@ from attnlab.ui.app.widgets import chart, number, selectbox
 LO, HI = MIN_COST_T, MAX_COST_T
 PAGE = PageState("lcost", links.params("lcost"))
 AGAIN = "lcost._again"
+HALF = 0.5  # the charts drawn two to a row: each title is wrapped to half the page
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
@@ -52,10 +53,12 @@ def live_charts(run: lesson.LiveRun, time_slope: float | None, mem_slope: float 
     left, right = st.columns(2)
     with left:
         series = [(t("lesson_cost.series_live_time"), ts, [p.median_ms for p in run.points], time_slope)]
-        chart(loglog_figure(series, x, t("lesson_cost.y_ms"), t("lesson_cost.time_chart"), word), "lcost.chart.time")
+        fig = loglog_figure(series, x, t("lesson_cost.y_ms"), t("lesson_cost.time_chart"), word, share=HALF)
+        chart(fig, "lcost.chart.time")
     with right:
         series = [(t("lesson_cost.series_live_mem"), ts, [p.bytes for p in run.points], mem_slope)]
-        chart(loglog_figure(series, x, t("lesson_cost.y_bytes"), t("lesson_cost.mem_chart"), word), "lcost.chart.mem")
+        fig = loglog_figure(series, x, t("lesson_cost.y_bytes"), t("lesson_cost.mem_chart"), word, share=HALF)
+        chart(fig, "lcost.chart.mem")
 
 
 def live_table(run: lesson.LiveRun) -> None:
@@ -119,12 +122,13 @@ def recorded_charts(chosen: list[lesson.RecordedSeries], label: str) -> None:
     with left:
         series = [(s.impl, s.seq_len, s.median_ms, s.time_slope) for s in chosen]
         title = t("lesson_cost.gpu_time_chart", label=label)
-        chart(loglog_figure(series, x, t("lesson_cost.y_ms"), title, word), "lcost.chart.gpu_time")
+        chart(loglog_figure(series, x, t("lesson_cost.y_ms"), title, word, share=HALF), "lcost.chart.gpu_time")
     with right:
         with_mem = [(s.impl, s.seq_len, s.peak_mem_bytes, s.mem_slope) for s in chosen if s.mem_slope is not None]
         if with_mem:
             title = t("lesson_cost.gpu_mem_chart", label=label)
-            chart(loglog_figure(with_mem, x, t("lesson_cost.y_bytes"), title, word), "lcost.chart.gpu_mem")
+            fig = loglog_figure(with_mem, x, t("lesson_cost.y_bytes"), title, word, share=HALF)
+            chart(fig, "lcost.chart.gpu_mem")
         else:
             st.info(t("lesson_cost.gpu_no_mem"), icon=":material/info:")
 
