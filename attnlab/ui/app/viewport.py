@@ -1,0 +1,67 @@
+"""The browser's chart width, for figures built on the server: a probe in the page reports the main column's band.
+
+Streamlit tells a script nothing of the viewport (`st.context` has the locale, not the width), and a Plotly figure's
+panels and wrapped titles are laid out before it reaches the browser. So a small script in every page measures the
+main column and, when its band (`figures.screen.BANDS`) differs from the one this session's figures were built for,
+stores it and reruns the page. Until it has, a browser that calls itself a phone gets a phone's band and any other a
+desktop's, so most visits never rerun for their width; a window narrowed or widened past a band's edge (a phone
+turned) reruns once. While a rerun it asked for is due, the page carries `first_screen.PENDING`, which the browser
+tests wait on.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from attnlab.figures import screen
+from attnlab.ui.app.first_screen import PENDING
+
+KEY = "app.width_probe"  # the probe's element; its state holds the band the browser reported
+BAND = "app.chart_band"  # session key: the band this session's figures are built for (absent until reported)
+PHONE_PX = 340  # the band of a 390-px phone's charts (358 px wide), guessed for a phone's first run
+JS = """
+export default function ({ data, setStateValue }) {
+  const main = document.querySelector('[data-testid="stMainBlockContainer"]');
+  if (!main) return;
+  const band = () => {
+    const style = getComputedStyle(main);
+    const px = main.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+    return data.bands.filter(b => b <= px).pop() ?? data.bands[0];
+  };
+  let asked = data.band;
+  const check = () => {
+    const now = band();
+    if (now !== asked) {
+      asked = now;
+      document.body.setAttribute(data.pending, 'width');
+      setStateValue('band', now);
+    }
+  };
+  if (band() === data.band) document.body.removeAttribute(data.pending);
+  const watcher = new ResizeObserver(check);
+  watcher.observe(main);
+  check();
+  return () => watcher.disconnect();
+}
+"""
+
+
+def _reported() -> None:
+    st.session_state[BAND] = st.session_state[KEY]["band"]
+
+
+def guess() -> int:
+    """Before the browser has reported: a phone's band where its browser says it is a phone ("Mobi" in the user agent,
+    as MDN advises), a desktop's otherwise, so that most visits are never rerun for their width."""
+    agent = st.context.headers.get("User-Agent", "") if st.context.headers else ""
+    return PHONE_PX if "Mobi" in agent else screen.DEFAULT_PX
+
+
+def probe() -> None:
+    """Build this run's figures for the band the browser reported, and mount the probe that reports a new one."""
+    band = st.session_state.get(BAND) or guess()
+    screen.use(band)
+    mount = st.components.v2.component("attnlab.chart_width", html="<span></span>", js=JS, isolate_styles=False)
+    data = dict(band=band, bands=list(screen.BANDS), pending=PENDING)
+    with st.sidebar:
+        mount(key=KEY, data=data, on_band_change=_reported)

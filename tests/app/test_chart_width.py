@@ -1,0 +1,36 @@
+"""The width the browser reported reaches the figures (issue 54): a phone's Playground stacks its heads."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from attnlab.testing import app_test
+from attnlab.ui.app.viewport import BAND
+from tests.app.charts import figures, heatmap_values
+
+LINK = dict(text="<BOS> 我 喜欢 你 ， 你 也 喜欢 我 <EOS>", heads="4", kv_heads="2", rope="half", d_model="16")
+
+
+def playground(band: int | None):
+    """The issue's phone link in a session whose browser reported `band` (None: has not yet)."""
+    at = app_test(url_path="playground")
+    if band is not None:
+        at.session_state[BAND] = band
+    at.query_params.update(LINK, lang="zh")
+    return at.run()
+
+
+def rows_of_panels(spec: dict) -> int:
+    return len({tuple(axis["domain"]) for name, axis in spec["layout"].items() if name.startswith("yaxis")})
+
+
+def test_a_phone_gets_one_head_per_row_with_the_same_numbers_as_a_desktop():
+    desktop, phone = playground(None), playground(340)
+    assert not desktop.exception and not phone.exception
+    grids = [i for i, spec in enumerate(figures(desktop)) if sum(k.startswith("xaxis") for k in spec["layout"]) == 4]
+    assert grids  # the per-head stages
+    for i in grids:
+        square = len(figures(phone)[i]["data"][0]["x"]) == 12  # the heads' scores and weights; RoPE's q, k have 4
+        assert rows_of_panels(figures(desktop)[i]) == 1 and rows_of_panels(figures(phone)[i]) == (4 if square else 2)
+        for a, b in zip(heatmap_values(desktop, i), heatmap_values(phone, i), strict=True):
+            assert np.array_equal(a, b, equal_nan=True)
