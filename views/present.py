@@ -17,13 +17,15 @@ def main() -> None:
     result = lab.compute()
     present.sidebar(result)
     lab.save(present.PRESENT)
-    st.title(t("nav.present"))
+    title, words = st.columns([1, 3], vertical_alignment="center")  # one row: the first screen is for the matrix
+    title.title(t("nav.present"))
     if not lab.text_status(result):
         return
-    present.sentence(result)
-    present.step_picker()
+    present.sentence(result, words)
     present.navigator("top")
-    shown = stages.head_picker(lab.LAB, "head", result.steps.n_heads, len(result.tokens), label_visibility="collapsed")
+    heading, heads = st.columns([2, 1], vertical_alignment="center")
+    n_heads, n_tokens = result.steps.n_heads, len(result.tokens)
+    shown = stages.head_picker(lab.LAB, "head", n_heads, n_tokens, label_visibility="collapsed", where=heads)
     view = stages.StageView(
         result.tokens,
         result.x,
@@ -34,7 +36,7 @@ def main() -> None:
         positions=lab.LAB["pe"],
         rule=result.rule,
     )
-    present.screen(result, view)
+    present.screen(result, view, heading, heads)
     present.navigator("bottom")
     st.caption(t("present.ui.footer"))
 

@@ -60,17 +60,12 @@ def rope_extras(view: StageView) -> list[Extra]:
         return []
     h = view.shown[0]
     kv = steps.kv_head(h) + 1
-    titles = [
-        t("stages.rope_q", h=h + 1),
-        t("stages.rope_q_rot", h=h + 1),
-        t("stages.rope_k", kv=kv),
-        t("stages.rope_k_rot", kv=kv),
-    ]
+    titles = [t(f"stages.rope_{name}") for name in ("q", "q_rot", "k", "k_rot")]  # the heads: in the caption
     convention = t(f"stages.rope_{steps.rope}", d_k=steps.d_k, half=steps.d_k // 2)
     rotation = rotation_figure(steps, h, view.tokens, titles, row_name=t("stages.token"), col_name=t("stages.dim"))
     angles = angles_figure(steps, view.tokens, row_name=t("stages.token"), col_name=t("stages.pair"))
     return [
-        (t("stages.rope_rotation", h=h + 1, convention=convention), rotation),
+        (t("stages.rope_rotation", h=h + 1, kv=kv, convention=convention), rotation),
         (t("stages.rope_angles", base=f"{steps.rope_base:g}", d_k=steps.d_k), angles),
     ]
 

@@ -17,6 +17,7 @@ from attnlab.classroom.build import questions_for_stage
 from attnlab.classroom.questions import Grade, MaskQuestion, Question, ScalingQuestion
 from attnlab.classroom.score import Score
 from attnlab.figures import projector
+from attnlab.figures.screen import share as screen_share
 from attnlab.pipeline import LabResult
 from attnlab.stages import N_STEPS, Step, step
 from attnlab.ui.app.i18n import t
@@ -30,13 +31,15 @@ from attnlab.ui.parts.stages import STAGES, Stage, StageView
 PRESENT = PageState("present", links.params("present"))
 VERDICTS = "present.verdicts"  # question uid -> Grade, or None when the answer was skipped
 SCORE = "present.score"
+QUESTION_SHARE = 0.6  # of the page, the chart's column beside a step's questions
 PROJECTOR_CSS = """<style>
 [data-testid="stMain"] [data-testid="stMarkdownContainer"] p { font-size: 1.35rem; line-height: 1.5; }
 [data-testid="stMain"] [data-testid="stCaptionContainer"] { font-size: 1.15rem; }
 [data-testid="stMain"] .katex { font-size: 1.6em; }
 [data-testid="stMainBlockContainer"] { padding-top: 3.5rem; }
 [data-testid="stMain"] h1 { font-size: 1.75rem; padding: 0 0 0.25rem 0; }
-[data-testid="stMain"] h2 { padding-top: 0.25rem; }
+[data-testid="stMain"] h2 { padding-top: 0.25rem; font-size: 1.9rem; }
+[data-testid="stMain"] [data-testid="stButtonGroup"] p { font-size: 1.1rem; }
 </style>"""  # presenter only: type read from the back of a room
 
 
@@ -50,9 +53,9 @@ def go(delta: int) -> Callable[[], None]:
 
 
 def navigator(where: str) -> None:
-    """Previous, 'step k of 11', next: the same bar above and below the stage."""
+    """Previous, then 'step k of 11' (at the bottom) or every step as a button (at the top), then next."""
     k = PRESENT["step"]
-    back, middle, ahead = st.columns(3, vertical_alignment="center")  # thirds: "Previous" fits at 150 % zoom
+    back, middle, ahead = st.columns([1.2, 4, 1.2] if where == "top" else 3, vertical_alignment="center")
     back.button(
         t("present.ui.previous"),
         key=f"present.back.{where}",
@@ -61,7 +64,10 @@ def navigator(where: str) -> None:
         icon=":material/arrow_back:",
         width="stretch",
     )
-    middle.markdown(f"**{t('present.ui.step_of', k=k, n=N_STEPS)}**", text_alignment="center")
+    if where == "top":  # one row where a step picker, a counter and the buttons took three
+        step_picker(middle)
+    else:
+        middle.markdown(f"**{t('present.ui.step_of', k=k, n=N_STEPS)}**", text_alignment="center")
     ahead.button(
         t("present.ui.next"),
         key=f"present.ahead.{where}",
@@ -152,14 +158,13 @@ def ask(question: Question, tokens: list[str]) -> bool:
     return False
 
 
-def questions(current: Step, result: LabResult, view: StageView) -> bool:
-    """Every question asked before this stage (when questions are on); True when the stage may be shown."""
+def asked(current: Step, result: LabResult, view: StageView) -> tuple[Question, ...]:
+    """The questions asked before this stage (none when questions are off)."""
     if not PRESENT["quiz"]:
-        return True
+        return ()
     head = view.one if view.one is not None else view.shown[0]
     query = lab.query_row(len(result.tokens))
-    asked = questions_for_stage(current.name, lab.config(), result, head=head, query=query)
-    return all([ask(q, result.tokens) for q in asked])
+    return questions_for_stage(current.name, lab.config(), result, head=head, query=query)
 
 
 def teacher_notes(k: int) -> None:
@@ -175,30 +180,55 @@ def on_screen(k: int) -> tuple[Step, Stage]:
     return current, STAGES[current.name]
 
 
-def screen(result: LabResult, view: StageView) -> None:
-    """The stage of the current step: title, formula and shape, the questions, the matrix, then its explanation.
+def screen(result: LabResult, view: StageView, heading, aside) -> None:
+    """The stage of the current step: title (in `heading`) and shape (in `aside`, under the head picker), formula, the
+    questions, the matrix and its explanation.
 
-    The matrix comes before the prose so that at 1280 x 720 a short sentence's matrix is on screen without scrolling.
+    At 1280 x 720 with the sidebar open the matrix starts within the first screen (issue 54): the title shares a row
+    with the head picker, the captions of modern attention's charts come under them, and a step's questions sit
+    beside its chart, so the verdict stays in view with the matrix it reveals.
     """
     current, spec = on_screen(PRESENT["step"])
     k = current.number
-    st.markdown(f"## {k}. {t(f'present.step.{k}.title')}")
+    heading.markdown(f"## {k}. {t(f'present.step.{k}.title')}")
+    aside.caption(spec.shape(view))
     st.latex(spec.formula(view))
-    st.caption(spec.shape(view))
-    if questions(current, result, view):
-        for i, (caption, figure) in enumerate(spec.extras(view)):  # RoPE's rotation, ALiBi's bias: inside the stage
-            st.caption(caption)
-            chart(projector(figure, n_rows=len(result.tokens)), f"present.chart.{k}.extra{i}")
-        chart(projector(spec.figure(view), n_rows=len(result.tokens)), f"present.chart.{k}")
+    questions = asked(current, result, view)
+    verdicts = st.session_state.get(VERDICTS, {})
+    if questions and all(q.uid in verdicts for q in questions):  # revealed: each verdict beside the chart
+        where, beside = st.columns([3, 2])
+        with beside:
+            for question in questions:
+                ask(question, result.tokens)
+        with where, screen_share(QUESTION_SHARE):
+            charts(spec, view, len(result.tokens), k)
+    elif all([ask(q, result.tokens) for q in questions]):  # no questions, or none left to answer
+        charts(spec, view, len(result.tokens), k)
     st.markdown(t(f"present.step.{k}.text"))
     teacher_notes(k)
 
 
-def sentence(result: LabResult) -> None:
+def charts(spec: Stage, view: StageView, n_rows: int, k: int) -> None:
+    """The stage's extra charts (RoPE's rotation, ALiBi's bias), each with its caption under it, then its matrix."""
+    for i, (caption, figure) in enumerate(spec.extras(view)):
+        chart(projector(figure, n_rows=n_rows), f"present.chart.{k}.extra{i}")
+        st.caption(caption)
+    chart(projector(spec.figure(view), n_rows=n_rows), f"present.chart.{k}")
+
+
+def sentence(result: LabResult, where=st) -> None:
     """The tokens on screen, each as inert text, so the room knows which rows and columns are which."""
-    st.markdown(" ".join(code(tok, 24) for tok in result.tokens))
+    where.markdown(" ".join(code(tok, 24) for tok in result.tokens))
 
 
-def step_picker() -> None:
+def step_picker(where) -> None:
     """Jump to any step: 1 to 11 as buttons."""
-    segmented(PRESENT, "step", t("present.ui.jump"), options=list(range(1, N_STEPS + 1)), label_visibility="collapsed")
+    segmented(
+        PRESENT,
+        "step",
+        t("present.ui.jump"),
+        where=where,
+        options=list(range(1, N_STEPS + 1)),
+        label_visibility="collapsed",
+        width="stretch",
+    )
