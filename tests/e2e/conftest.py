@@ -19,7 +19,9 @@ HAVE_CHROMIUM = Path(CHROMIUM).exists()
 pytestmark = pytest.mark.e2e
 
 
-OWN_SERVERS = {"test_replicas.py"}  # starts servers of its own (replicas behind nginx), not the shared one
+# start servers of their own (replicas behind nginx; the label tour's, issue 54), not the shared one: the other worker
+# runs them, beside the shared server's long chain
+OWN_SERVERS = {"test_replicas.py", "test_chart_labels.py"}
 FIRST = "test_deep_links.py"  # needs a server nobody has visited: taken first, it gets the shared one unvisited
 
 

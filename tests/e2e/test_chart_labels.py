@@ -1,0 +1,154 @@
+"""Every chart legible on a phone and a projector: no two chart labels collide on any page, in either language, and
+each presenter step's chart is on the projector's first screen (issue 54).
+
+One server and one tab for the whole module, English first. A link is opened as its own visit (`page.goto`, a new
+session) only where the page must read it fresh (a language's first link, and the Playground and the presenter,
+whose state a session reads once); every other page is reached as the browser's Back button reaches one, a history
+entry and a `popstate`, which Streamlit serves as a new page run of the same session: the frontend, Plotly and the
+fonts stay loaded, so a page costs its run and its drawing only. Each page is measured at the size the tab has, then
+the tab is resized to the other (the phone's 390 x 844, the projector's 1280 x 720): the page reports its new width
+and is run again for it (`attnlab.ui.app.viewport`), which lays it out as a visit at that size does.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import quote
+
+import pytest
+
+from attnlab.testing import rerun, serve_app, settle, watch
+from attnlab.ui.app.registry import PAGES
+from tests.e2e.conftest import HAVE_CHROMIUM, _no_browser, chart_count
+from tests.e2e.label_boxes import collisions, crowded, describe, label_boxes
+
+pytestmark = pytest.mark.e2e
+
+PHONE, PROJECTOR = (390, 844), (1280, 720)
+MODERN = "/?text=" + quote("<BOS> 我 喜欢 你 ， 你 也 喜欢 我 <EOS>").replace("%20", "+")
+MODERN += "&heads=4&kv_heads=2&rope=half&mask=window&window=3&d_model=16"
+LINKS = ["/" + spec.url_path for spec in PAGES] + [MODERN]  # every registered page's default link, new pages too
+PRESENTER = "/present?text=%3CBOS%3E+I+like+you+%3CEOS%3E&heads=2&kv_heads=1&rope=half"
+PLAYGROUND_STATE = ("/?", "/playground", "/present")  # read once per session: opened as a new visit
+CHART_SHOWN_PX = 200  # of a step's first chart, at least this much is above the projector's bottom edge
+
+LAID_OUT = """() => [...document.querySelectorAll('[data-testid="stPlotlyChart"]')].every(el => {
+  const svg = el.querySelector('.main-svg');
+  const width = el.getBoundingClientRect().width;
+  return !svg || width === 0 || Math.abs(Number(svg.getAttribute('width')) - width) <= 1;
+})"""
+FIRST_CHART_TOP = """() => {
+  const chart = document.querySelector('[data-testid="stMain"] [data-testid="stPlotlyChart"]');
+  return chart ? chart.getBoundingClientRect().top + window.scrollY : null;
+}"""
+
+
+@pytest.fixture(scope="module")
+def labels_server():
+    """A server of this module's own: its tour does not wait on the other browser tests' server, nor they on it."""
+    if not HAVE_CHROMIUM:
+        _no_browser()
+    with serve_app(".e2e-labels-server.log") as served:
+        yield served.url
+
+
+@pytest.fixture(scope="module")
+def tour(context):
+    """One tab for the module (a background tab gets no animation frames), and the language its session speaks."""
+    tab = context.new_page()
+    watch(tab)
+    yield {"tab": tab, "lang": None}
+    tab.close()
+
+
+def with_lang(link: str, lang: str) -> str:
+    return f"{link}{'&' if '?' in link else '?'}lang={lang}"
+
+
+def visit(tour: dict, server: str, lang: str, link: str):
+    """The link in the module's tab, settled: within the session as Back reaches a page, at the size the tab has,
+    or, for another language or the Playground's state, as a new visit at the projector's size (a new session's first
+    run is built for a desktop: a browser that does not call itself a phone is taken for one until its page reports
+    its width)."""
+    tab = tour["tab"]
+    url = with_lang(link, lang)
+    if tour["lang"] == lang and link != "/" and not link.startswith(PLAYGROUND_STATE):
+        go = f"() => {{ history.pushState(null, '', {url!r}); dispatchEvent(new PopStateEvent('popstate')); }}"
+        rerun(tab, lambda: tab.evaluate(go))
+    else:
+        tab.set_viewport_size(dict(zip(("width", "height"), PROJECTOR, strict=True)))
+        tab.goto(server + url)
+        settle(tab)
+        tour["lang"] = lang
+    laid_out(tab)
+    return tab
+
+
+def size(tab) -> tuple[int, int]:
+    return tab.viewport_size["width"], tab.viewport_size["height"]
+
+
+def laid_out(tab) -> None:
+    """Wait until every chart is drawn at its element's width (after a resize, Streamlit hands Plotly the new one)."""
+    tab.evaluate("() => new Promise(done => requestAnimationFrame(() => requestAnimationFrame(() => done())))")
+    settle(tab)
+    tab.wait_for_function(LAID_OUT)
+
+
+def clashes(tab) -> list[str]:
+    """Every pair of chart labels that overlap, or sit on one line with no gap, described."""
+    boxes = label_boxes(tab)
+    pairs = collisions(boxes)
+    pairs += [pair for pair in crowded(boxes) if pair not in pairs]
+    return [describe(pair) for pair in pairs]
+
+
+def resize(tab, size: tuple[int, int]) -> None:
+    """The tab at another size, its charts laid out (and the page run again where they depend on the width)."""
+    tab.set_viewport_size(dict(zip(("width", "height"), size, strict=True)))
+    laid_out(tab)
+
+
+@pytest.mark.parametrize("link", LINKS)
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_no_two_chart_labels_collide_on_a_projector_or_a_phone(tour, labels_server, lang, link):
+    """At the size the tab has (each page is measured at both; the tab keeps the last, so no run is spent on the
+    next page's resize), then at the other."""
+    tab = visit(tour, labels_server, lang, link)
+    found = []
+    for step in range(2 if chart_count(tab) else 1):  # a page without a chart has no chart label to measure
+        if step:
+            resize(tab, PHONE if size(tab) == PROJECTOR else PROJECTOR)
+        found += [f"{size(tab)[0]} x {size(tab)[1]}: {clash}" for clash in clashes(tab)]
+    assert found == [], f"{with_lang(link, lang)}\n" + "\n".join(found)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_every_presenter_steps_chart_is_on_the_projectors_first_screen(tour, labels_server, lang):
+    """Steps 1 to 11 of the issue's link (questions off), at 1280 x 720 with the sidebar as the presenter leaves it."""
+    tab = visit(tour, labels_server, lang, PRESENTER + "&quiz=false&step=1")
+    found = []
+    for k in range(1, 12):
+        top = tab.evaluate(FIRST_CHART_TOP)
+        if top is None or top > PROJECTOR[1] - CHART_SHOWN_PX:
+            found.append(f"step {k}: the first chart starts at {top} px")
+        found += [f"step {k}: {clash}" for clash in clashes(tab)]
+        if k < 11:
+            rerun(tab, tab.locator('[data-testid="stMain"] [data-testid="stBaseButton-primary"]').first.click)  # Next
+            laid_out(tab)
+    assert found == [], "\n".join(found)
+
+
+def test_a_presenter_question_stays_on_screen_with_the_chart_it_reveals(tour, labels_server):
+    """Step 8 asks two questions before the weights: both, then the chart once revealed, fit the first screen."""
+    tab = visit(tour, labels_server, "en", PRESENTER + "&quiz=true&step=8")
+    assert tab.evaluate(FIRST_CHART_TOP) is None  # hidden until answered
+    for _ in range(2):
+        form = tab.locator('[data-testid="stForm"]').first
+        assert form.bounding_box()["y"] < PROJECTOR[1] - 100, "a question's form starts below the first screen"
+        rerun(tab, form.get_by_role("button", name="Just show it").click)
+    laid_out(tab)
+    prompts = tab.locator('[data-testid="stMain"] h5')
+    assert prompts.count() == 2 and all(prompts.nth(i).bounding_box()["y"] >= 0 for i in range(2))
+    top = tab.evaluate(FIRST_CHART_TOP)
+    assert top is not None and top <= PROJECTOR[1] - CHART_SHOWN_PX, f"the revealed chart starts at {top} px"
+    assert clashes(tab) == []
