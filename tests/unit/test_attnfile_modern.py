@@ -88,8 +88,9 @@ def captured():
     found = {}
     for name in FAMILIES:
         model = build(name)
+        before = model.config._attn_implementation
         file = capture(model, CharTokenizer(), TEXT)["self"]
-        assert model.training and model.config._attn_implementation != interface.NAME  # mode and choice restored
+        assert model.training and model.config._attn_implementation == before != interface.NAME  # both restored
         found[name] = (model, file, own_attentions(model, CharTokenizer()(TEXT)["input_ids"]))
     return found
 
