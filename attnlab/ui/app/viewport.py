@@ -11,6 +11,8 @@ tests wait on.
 
 from __future__ import annotations
 
+import functools
+
 import streamlit as st
 
 from attnlab.figures import screen
@@ -46,6 +48,12 @@ export default function ({ data, setStateValue }) {
 """
 
 
+@functools.cache
+def _component():
+    """The probe's component, registered once per process (registering it again on every run cost a millisecond)."""
+    return st.components.v2.component("attnlab.chart_width", html="<span></span>", js=JS, isolate_styles=False)
+
+
 def _reported() -> None:
     st.session_state[BAND] = st.session_state[KEY]["band"]
 
@@ -61,7 +69,7 @@ def probe() -> None:
     """Build this run's figures for the band the browser reported, and mount the probe that reports a new one."""
     band = st.session_state.get(BAND) or guess()
     screen.use(band)
-    mount = st.components.v2.component("attnlab.chart_width", html="<span></span>", js=JS, isolate_styles=False)
+    mount = _component()
     data = dict(band=band, bands=list(screen.BANDS), pending=PENDING)
     with st.sidebar:
         mount(key=KEY, data=data, on_band_change=_reported)
