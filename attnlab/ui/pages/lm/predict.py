@@ -8,6 +8,8 @@ one fragment, so a generation step reruns only them: each step is one cached mod
 
 from __future__ import annotations
 
+from functools import partial
+
 import streamlit as st
 
 from attnlab.figures.lm import loss_text_figure, top_figure
@@ -18,7 +20,7 @@ from attnlab.ui.app import state
 from attnlab.ui.app.i18n import t
 from attnlab.ui.app.text import code
 from attnlab.ui.app.widgets import chart, chart_config, number, selectbox, slider
-from attnlab.ui.pages.lm.model import LM, generation, top
+from attnlab.ui.pages.lm.model import LM, generation, memo, top
 
 WIDTH = 16  # characters per line of the painted text: readable at 390 px, a poem's clauses stay whole at 6 and 8
 KEEP = "lm._keep"  # set by the Keep button's callback: the whole page reruns with the longer text
@@ -77,7 +79,9 @@ def predictions(lm: LanguageModel, step: int | None, got: Reading) -> None:
     names = (t("lm.p_model"), t("lm.p_tempered", temperature=f"{temperature:g}"))
     tempered = best.tempered if temperature not in (0, 1) else None
     where = t("lm.top_end") if q == 0 else t("lm.top_at", i=q, piece=shown(got.pieces[q]))
-    chart(top_figure([shown(x) for x in best.tokens], best.probs, tempered, names, where), LM.key("top"))
+    inputs = (LM["model"], step, got.ids, row, temperature)  # a generation step leaves them as they were
+    build = partial(top_figure, [shown(x) for x in best.tokens], best.probs, tempered, names, where)
+    chart(memo("top", inputs, build), LM.key("top"))
     if q:
         actual = got.pieces[q]
         st.caption(t("lm.actual", piece=code(shown(actual), 12), loss=f"{got.losses[q - 1]:.2f}"))
