@@ -54,6 +54,8 @@ LARGEST = {  # the heaviest setting each page allows (DESIGN: every setting a pa
     "Real model, model view, 128 tokens": f"/real-model?text={LONG_SENTENCE}&view=model",
     "Real model, every stage, 128 tokens": f"/real-model?text={LONG_SENTENCE}&view=stages&layer=6&head=12",
     "Real model, rollout, 128 tokens": f"/real-model?text={LONG_SENTENCE}&view=rollout",
+    "Language model, 255 characters": "/lm?lang=zh&text=" + "寥落古行宫" * 51,
+    "Language model, 64 characters generated": "/lm?lang=en&gen=64&temperature=1&seed=3",
     "Positions 256 positions, 128 dims": "/positions?n_pos=256&pe_d=128&d_model=64",
     "RoPE d 256, distance 131072, shift 131072": "/rope?d=256&pos=4096&shift=131072&dist=131072",
     "Scaling d_k 512, 64 keys": "/scaling?dk=512&keys=64",

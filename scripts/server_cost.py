@@ -65,6 +65,7 @@ CASES = [
     Case("rope", "/rope?lang=en", "Shift every position by", "lrope.shift", slider=True),
     Case("soft dictionary", "/soft-dictionary?lang=en", "Temperature τ", "ldict.temp", slider=True),
     Case("tiled", "/tiled?lang=en", "Causal mask", "tiled.causal"),
+    Case("lm", "/lm?lang=en", "Temperature", "lm.temperature", slider=True),  # its fragment: the top ten, generation
     Case(
         "benchmark",
         "/benchmark?lang=en",
