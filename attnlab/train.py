@@ -34,7 +34,10 @@ def lm_recipe(name: str, steps: int | None, seed: int | None, changes: list[str]
         if key not in fields or key == "lang":
             raise SystemExit(f"--set: no recipe field {key!r}; fields: {', '.join(sorted(fields))}")
         kind = int if getattr(r, key) is None else type(getattr(r, key))
-        update[key] = tuple(float(v) for v in value.split(",")) if kind is tuple else kind(float(value))
+        if kind is tuple:
+            update[key] = tuple(type(getattr(r, key)[0])(float(v)) for v in value.split(","))
+        else:
+            update[key] = kind(float(value))
     return dataclasses.replace(r, **update)
 
 

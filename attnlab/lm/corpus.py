@@ -33,9 +33,9 @@ ANSI = re.compile(r"\x1b\[[0-9;]*m")
 LATIN = re.compile(r"[A-Za-z]")
 VERSE = re.compile(r"^(\d?[A-Za-z]+)(\d+):(\d+) (.*)$")
 PUNCT = "，。？！；、"
-DOC_SEP = "\n\n"
+DOC_SEP = "\n\n"  # documents are laid one after another with a blank line between them
 ZH_TEXT = "public domain: Tang and Song poems and classical sayings; the collection's modern entries are left out"
-EN_TEXT = "public domain: the King James Version of 1611 (copyright expired; UK printing under Crown letters patent)"  # documents are laid one after another with a blank line between them
+EN_TEXT = "public domain: the King James Version of 1611 (copyright expired; UK printing under Crown letters patent)"
 
 
 @dataclass

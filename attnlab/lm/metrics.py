@@ -67,9 +67,7 @@ def ngram_losses(train: np.ndarray, held: np.ndarray, vocab: int, context: int, 
     h_codes = h_prev.astype(np.int64) * vocab + h_next
     at = np.clip(np.searchsorted(codes, h_codes), 0, len(codes) - 1)
     c_ab = np.where(codes[at] == h_codes, counts[at], 0).astype(np.float64)
-    best = min(
-        (float(-np.mean(np.log((c_ab + a * uni[h_next]) / (ctx[h_prev] + a)))), a) for a in ALPHAS
-    )
+    best = min((float(-np.mean(np.log((c_ab + a * uni[h_next]) / (ctx[h_prev] + a)))), a) for a in ALPHAS)
     return {"unigram_loss": float(-np.mean(np.log(uni[h_next]))), "bigram_loss": best[0], "bigram_alpha": best[1]}
 
 
@@ -126,7 +124,7 @@ def copying(lm, held_docs: list[str], poems: list[tuple[str, int]]) -> dict:
     """The four copy measures, and the passages they used."""
     first, second = copy_losses(lm, random_strings(len(lm.vocab)))
     chosen = passages(held_docs, lambda c: not lm.unknown(c), poems)
-    p_first, p_second = copy_losses(lm, [lm.encode(p)[1:] for p in chosen])
+    p_first, p_second = copy_losses(lm, [lm.encode(p)[1:] for p in chosen]) if chosen else (None, None)
     return {
         "copy_loss_first": first,
         "copy_loss_second": second,

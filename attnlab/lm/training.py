@@ -3,7 +3,7 @@
 A recipe is fixed by its fields: shape, corpus, steps, schedule, seed and how copying is taught. The corpus text is
 cut into random windows of `context` characters, each after <bos>. Copying (in-context repetition) is taught two
 ways, both data only: for the first `periodic_until` steps a share `periodic_share` of the sequences are the trained
-decoders' kind (random characters repeating with a period drawn per sequence, 4 to 32), and throughout a share
+decoders' kind (random characters repeating with a period drawn per sequence from `periods`), and throughout a share
 `repeat_share` of the text windows carry a random span of 8 to 48 characters written twice. A fixed number of steps
 sized from measured throughput keeps the run within 15 minutes on two quiet cores. Checkpoints are stored in
 float16 (model.safetensors the last, checkpoints/ the others) to keep six within 8 MB; metrics.json is measured
@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import platform
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -22,6 +24,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from attnlab.bench.busy import busy_cpu_s, load_1m
 from attnlab.lm.checkpoint import save_folder, save_weights
 from attnlab.lm.config import LMConfig
 from attnlab.lm.corpus import Corpus, regular_poems
@@ -32,6 +35,7 @@ from attnlab.lm.model import Llama
 from attnlab.lm.vocab import CharVocab
 
 STORE_DTYPE = "float16"
+LOG_WINDOWS = 64  # held-out windows each checkpoint's loss in log.json is measured on (metrics.json: all of them)
 
 
 @dataclass(frozen=True)
@@ -56,6 +60,9 @@ class LMRecipe:
     periodic_until: int = 0
     periodic_share: float = 0.0
     repeat_share: float = 0.0
+    periods: tuple[int, int] = (4, 32)  # the periodic sequences' period range
+    segment: int = 0  # periodic rows are independent segments of this many characters (0: one per row)
+    qk_std: float = 0.02  # the query and key projections' initial scale (larger: sharper attention from the start)
     checkpoints: tuple[float, ...] = (1 / 32, 1 / 16, 1 / 8, 1 / 4, 1 / 2, 1.0)
     seed: int = 0
 
@@ -76,8 +83,9 @@ def config(r: LMRecipe, vocab_size: int) -> LMConfig:
     )
 
 
-def init(model: Llama, gen: torch.Generator) -> None:
-    """Normal(0, 0.02) weights as transformers initialises a Llama, the residual outputs scaled by 1/sqrt(2L)."""
+def init(model: Llama, gen: torch.Generator, qk_std: float = 0.02) -> None:
+    """Normal(0, 0.02) weights as transformers initialises a Llama, the residual outputs scaled by 1/sqrt(2L), the
+    query and key projections at `qk_std`."""
     scale = 1 / math.sqrt(2 * model.cfg.num_hidden_layers)
     with torch.no_grad():
         for name, p in model.named_parameters():
@@ -85,6 +93,7 @@ def init(model: Llama, gen: torch.Generator) -> None:
                 p.fill_(1.0)
             else:
                 std = 0.02 * (scale if name.endswith(("o_proj.weight", "down_proj.weight")) else 1.0)
+                std = qk_std if name.endswith(("q_proj.weight", "k_proj.weight")) else std
                 p.copy_(torch.randn(p.shape, generator=gen) * std)
 
 
@@ -96,10 +105,15 @@ class Batches:
         self.rng = np.random.default_rng(r.seed + 1)
 
     def periodic(self) -> np.ndarray:
-        """Random characters (distinct within a period of 4 to 32) repeated to the context's length."""
-        p = int(self.rng.integers(4, 33))
-        block = self.rng.choice(np.arange(2, self.v), size=p, replace=False)
-        return np.tile(block, self.r.context // p + 1)[: self.r.context]
+        """Random characters (distinct within a period drawn from `periods`) repeated, in segments of `segment`
+        characters (each its own period and characters) up to the context's length."""
+        t, n = self.r.context, self.r.segment or self.r.context
+        parts = []
+        for _ in range(-(-t // n)):
+            p = int(self.rng.integers(self.r.periods[0], self.r.periods[1] + 1))
+            block = self.rng.choice(np.arange(2, self.v), size=p, replace=False)
+            parts.append(np.tile(block, n // p + 1)[:n])
+        return np.concatenate(parts)[:t]
 
     def window(self) -> np.ndarray:
         """A random window of the text, with a random span written twice in it at `repeat_share`."""
@@ -107,7 +121,7 @@ class Batches:
         start = int(self.rng.integers(0, len(self.stream) - t))
         w = self.stream[start : start + t].copy()
         if self.rng.random() < self.r.repeat_share:
-            n = int(self.rng.integers(8, 49))
+            n = int(self.rng.integers(8, min(48, (t - 1) // 2) + 1))
             a = int(self.rng.integers(0, t - 2 * n))
             b = int(self.rng.integers(a + n, t - n + 1))
             w[a : a + n] = w[b : b + n] = self.rng.integers(2, self.v, size=n)
@@ -148,7 +162,7 @@ def train_lm(r: LMRecipe, corpus: Corpus, out: Path, log_every: int = 50, echo=p
     stream = np.asarray(vocab.encode(corpus.text())[1:], dtype=np.int64)
     held = np.asarray(vocab.encode(corpus.text("held"))[1:], dtype=np.int64)
     model = Llama(config(r, len(vocab)))
-    init(model, torch.Generator().manual_seed(r.seed))
+    init(model, torch.Generator().manual_seed(r.seed), r.qk_std)
     decay = [p for n, p in model.named_parameters() if p.dim() >= 2]
     rest = [p for n, p in model.named_parameters() if p.dim() < 2]
     opt = torch.optim.AdamW(
@@ -158,7 +172,7 @@ def train_lm(r: LMRecipe, corpus: Corpus, out: Path, log_every: int = 50, echo=p
     poems = regular_poems(corpus.held_out) if r.lang == "zh" else []
     out.mkdir(parents=True, exist_ok=True)
     (out / "checkpoints").mkdir(exist_ok=True)
-    t0, seen = time.perf_counter(), 0.0
+    t0, cpu0, busy0, load0, seen = time.perf_counter(), time.process_time(), busy_cpu_s(), load_1m(), 0.0
     for step in range(1, r.steps + 1):
         for group in opt.param_groups:
             group["lr"] = lr_at(r, step - 1)
@@ -171,7 +185,8 @@ def train_lm(r: LMRecipe, corpus: Corpus, out: Path, log_every: int = 50, echo=p
         opt.step()
         seen += float(loss.detach())
         if step % log_every == 0:
-            curve.append({"step": step, "train_loss": seen / log_every, "seconds": time.perf_counter() - t0})
+            now = {"seconds": time.perf_counter() - t0, "cpu_seconds": time.process_time() - cpu0}
+            curve.append({"step": step, "train_loss": seen / log_every, **now})
             echo(f"step {step}: train {seen / log_every:.3f} ({time.perf_counter() - t0:.0f} s)")
             seen = 0.0
         if step in keep:
@@ -179,20 +194,24 @@ def train_lm(r: LMRecipe, corpus: Corpus, out: Path, log_every: int = 50, echo=p
             final = step == r.steps
             save_weights(model, out / "model.safetensors" if final else checkpoint_path(out, step), STORE_DTYPE)
             entry = {"step": step, "seconds": time.perf_counter() - t0}
-            entry["held_out_loss"] = model_loss(model, held, r.context, vocab.bos_id)
+            entry["held_out_loss_part"] = model_loss(model, held[: LOG_WINDOWS * r.context], r.context, vocab.bos_id)
             copy = copying(LanguageModel(model, vocab), corpus.held_out, poems)
             entry |= {k: v for k, v in copy.items() if k.startswith(("copy_loss", "copy_passage_"))}
             ckpts.append(entry)
             echo(f"checkpoint {step}: " + ", ".join(f"{k} {v:.3f}" for k, v in entry.items() if k != "step"))
             model.train()
-    train_seconds = time.perf_counter() - t0
+    train_seconds, cpu = time.perf_counter() - t0, time.process_time() - cpu0
+    busy = busy_cpu_s()
+    other = None if busy is None or busy0 is None else round((busy - busy0 - cpu) / train_seconds, 2)
+    machine = {"cores": os.cpu_count(), "other_busy_cores": other, "load_1m_before": load0, "load_1m_after": load_1m()}
     save_folder(model, vocab, out, STORE_DTYPE)  # config.json, chars.json; model.safetensors again, the same
     log = {"recipe": asdict(r), "steps": keep, "checkpoints": ckpts, "curve": curve, "vocab_size": len(vocab)}
     (out / "log.json").write_text(json.dumps(log, indent=1), encoding="utf-8")
-    return finish(r, corpus, out, stream, held, train_seconds)
+    timing = {"train_seconds": round(train_seconds, 1), "train_cpu_seconds": round(cpu, 1), "machine_load": machine}
+    return finish(r, corpus, out, stream, held, timing)
 
 
-def finish(r: LMRecipe, corpus: Corpus, out: Path, stream, held, train_seconds: float) -> dict:
+def finish(r: LMRecipe, corpus: Corpus, out: Path, stream, held, timing: dict) -> dict:
     """metrics.json, measured on the stored weights read back through attnlab.lm.load."""
     lm = load(out)
     poems = regular_poems(corpus.held_out) if r.lang == "zh" else []
@@ -205,8 +224,8 @@ def finish(r: LMRecipe, corpus: Corpus, out: Path, stream, held, train_seconds: 
         "train_chars": int(len(stream)),
         "held_out_chars": int(len(held)),
         "parameters": lm.cfg.parameters(),
-        "train_seconds": round(train_seconds, 1),
-        "device": f"cpu, {torch.get_num_threads()} threads",
+        **timing,
+        "device": f"cpu ({platform.processor() or platform.machine()}), {torch.get_num_threads()} torch threads",
     }
     (out / "metrics.json").write_text(json.dumps(metrics, indent=1, ensure_ascii=False), encoding="utf-8")
     return metrics
