@@ -60,7 +60,9 @@ def _lm() -> tuple[Param, ...]:
     from attnlab.lmlab.texts import first_text
 
     return (
-        Param("model", "", model_name),  # "": the model of the link's language (settle_lm)
+        # "": the model of the link's language; options: the shipped runs, which every server offers (settle_lm reads
+        # the rest, and replaces and says a model the server does not offer)
+        Param("model", "", model_name, options=SHIPPED),
         text_param("text", first_text("zh"), MAX_TEXT_CHARS),  # absent: the model's first text (settle_lm)
         int_param("layer", 1, 1, MAX_LAYERS),  # bounded by the model's own shape once it is loaded
         int_param("head", 1, 1, MAX_LAYERS),

@@ -39,6 +39,12 @@ def logged(folder: Path | None) -> list[dict]:
     return list(json.loads(path.read_text(encoding="utf-8")).get("checkpoints", []))
 
 
+def held_out_of(record: dict) -> float | None:
+    """A checkpoint's held-out loss as its log recorded it: on the whole held-out split (`held_out_loss`) or, where
+    the log keeps it cheaper, on its first windows (`held_out_loss_part`)."""
+    return record.get("held_out_loss", record.get("held_out_loss_part"))
+
+
 def probe_of(text: str) -> str:
     """The probe: a text written twice."""
     return text + text

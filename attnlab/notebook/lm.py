@@ -144,7 +144,7 @@ AFTER = (
 TRAINING_FIGURES = (
     Figure(
         "lm_losses",
-        "curves_figure([r['step'] for r in log], [('held-out', [r['held_out_loss'] for r in log])], "
+        "curves_figure([r['step'] for r in log], [('held-out', [history.held_out_of(r) for r in log])], "
         "model.step, 'held-out loss', 'step', 'nats')",
     ),
     Figure(

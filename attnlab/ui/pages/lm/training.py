@@ -17,7 +17,7 @@ import streamlit as st
 from attnlab.figures.decoder import curves_figure
 from attnlab.lm import LanguageModel
 from attnlab.lmlab.finder import SCORES
-from attnlab.lmlab.history import Checkpoint, along_training, copying_from, logged, probe_of
+from attnlab.lmlab.history import Checkpoint, along_training, copying_from, held_out_of, logged, probe_of
 from attnlab.lmlab.texts import first_text
 from attnlab.ui.app.i18n import t
 from attnlab.ui.app.widgets import chart
@@ -53,7 +53,7 @@ def losses(records: list[dict], step: int) -> None:
     if not records:
         return
     steps = [r["step"] for r in records]
-    series = [(t("lm.held_out"), [r.get("held_out_loss") for r in records])]
+    series = [(t("lm.held_out"), [held_out_of(r) for r in records])]
     metrics = run_numbers(model(LM["model"])) or {}
     for key in ("bigram_loss", "unigram_loss"):
         if key in metrics:
