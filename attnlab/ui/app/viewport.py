@@ -19,7 +19,7 @@ from attnlab.figures import screen
 from attnlab.ui.app.first_screen import PENDING
 
 KEY = "app.width_probe"  # the probe's element; its state holds the band the browser reported
-BAND = "app.chart_band"  # session key: the band this session's figures are built for (absent until reported)
+BAND = "app.chart_band"  # session key: the band this session's figures are built for (guessed, then reported)
 PHONE_PX = 340  # the band of a 390-px phone's charts (358 px wide), guessed for a phone's first run
 JS = """
 export default function ({ data, setStateValue }) {
@@ -67,9 +67,11 @@ def guess() -> int:
 
 def probe() -> None:
     """Build this run's figures for the band the browser reported, and mount the probe that reports a new one."""
-    band = st.session_state.get(BAND) or guess()
+    if BAND not in st.session_state:
+        st.session_state[BAND] = guess()
+    band = st.session_state[BAND]
     screen.use(band)
     mount = _component()
-    data = dict(band=band, bands=list(screen.BANDS), pending=PENDING)
+    data = dict(band=band, bands=screen.BANDS, pending=PENDING)  # basic types only: a list there imports pandas
     with st.sidebar:
         mount(key=KEY, data=data, on_band_change=_reported)
