@@ -105,6 +105,7 @@ def fit(first: bool, lm: LanguageModel) -> int | None:
     if first:
         LM.rebound("layer", lm.n_layers)
         LM.rebound("head", lm.n_heads)
+    LM["layer"], LM["head"] = min(LM["layer"], lm.n_layers), min(LM["head"], lm.n_heads)  # after a model switch
     if not lm.steps:
         return None
     asked = LM["step"]
