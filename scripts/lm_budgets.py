@@ -1,6 +1,6 @@
 """Measure the Language model page's budgets on a real `streamlit run` server, driven by headless Chromium (issue 53).
 
-usage: python scripts/lm_page_budgets.py [--model zh] [--lang zh] [--changes 12] [--steps 12] [--out FILE.json]
+usage: python scripts/lm_budgets.py [--model zh] [--lang zh] [--changes 12] [--steps 12] [--out FILE.json]
 
 - a rerun after a text change at 128 characters: the server's CPU per change (budget 300 ms), a new text each time
   (128-character windows of the held-out passage, so every change reads a text the server has not read);
@@ -81,7 +81,7 @@ def main() -> int:
     report: dict = {"model": args.model, "lang": lang, "machine": {"cpus": os.cpu_count(), "date": time.strftime("%F")}}
     report |= load_cost(args.model)
     path = f"/lm?lang={lang}&model={quote(args.model, safe='')}"
-    with serve_app(".lm-page-budgets.log", env=env) as served, sync_playwright() as p:
+    with serve_app(".lm-budgets.log", env=env) as served, sync_playwright() as p:
         browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=BROWSER_ARGS)
         pid = served.proc.pid
         first = browser.new_page(viewport={"width": 1400, "height": 1000})
