@@ -15,6 +15,7 @@ import streamlit as st
 from attnlab.figures.lm import loss_text_figure, top_figure
 from attnlab.limits import MAX_LM_PAGE_GEN
 from attnlab.lm import LanguageModel
+from attnlab.lmlab.finder import line_period
 from attnlab.lmlab.reading import Reading, shown
 from attnlab.ui.app import state
 from attnlab.ui.app.i18n import t
@@ -22,7 +23,7 @@ from attnlab.ui.app.text import code
 from attnlab.ui.app.widgets import chart, chart_config, number, selectbox, slider
 from attnlab.ui.pages.lm.model import LM, generation, memo, top
 
-WIDTH = 16  # characters per line of the painted text: readable at 390 px, a poem's clauses stay whole at 6 and 8
+WIDTH = 16  # characters per line of the painted text at most: readable at 390 px
 KEEP = "lm._keep"  # set by the Keep button's callback: the whole page reruns with the longer text
 
 
@@ -46,8 +47,10 @@ def painted(got: Reading) -> None:
     key = LM.key("painted")
     q = LM["q"]
     # token i + 1 is painted with losses[i], the loss of the prediction made for it (q = i + 1)
+    period = line_period(got.pieces, got.lead)  # a regular poem wraps at whole lines: a couplet a row
+    width = period * max(1, WIDTH // period) if period else WIDTH
     figure = loss_text_figure(
-        got.labels[1:], got.losses, got.guesses, WIDTH, q - 1 if q else None, t("lm.loss_word"), t("lm.expected_word")
+        got.labels[1:], got.losses, got.guesses, width, q - 1 if q else None, t("lm.loss_word"), t("lm.expected_word")
     )
 
     def picked() -> None:
