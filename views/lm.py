@@ -5,7 +5,7 @@ import streamlit as st
 from attnlab.ui.app import state
 from attnlab.ui.app.i18n import t
 from attnlab.ui.pages.lm import controls, heads, inside, predict, sinks, training
-from attnlab.ui.pages.lm.model import LM, fit, loaded, read_or_say, settle
+from attnlab.ui.pages.lm.model import LM, fit, fit_query, loaded, read_or_say, settle
 
 
 def main() -> None:
@@ -21,6 +21,7 @@ def main() -> None:
         state.save(LM)
         return
     step = fit(first, lm)
+    fit_query(first, step)
     LM.show_problems()
     controls.text_box(lm)
     got = read_or_say(step)

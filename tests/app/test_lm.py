@@ -145,13 +145,13 @@ def test_a_bad_link_is_replaced_and_said_keeping_what_was_typed(run):
     for asked in ("model=gpt-9", "head=0", "q=-1", "window=0"):
         assert f"`{asked}`" in said, asked
     assert at.query_params["model"] == "zh" and at.query_params["window"] == "64"
-    at = open_page(PAGE, lang="zh", model=run, text=typed, step="5", layer="9", temperature="hot")
+    at = open_page(PAGE, lang="zh", model=run, text=typed, step="5", layer="9", temperature="hot", q="300")
     assert_clean(at)
     said = "\n".join(messages(at, "warning"))
-    for asked in ("step=5", "layer=9", "temperature=hot", "😀"):
+    for asked in ("step=5", "layer=9", "temperature=hot", "q=300", "😀"):
         assert f"`{asked}`" in said, asked
     assert catalog("zh")["lm.cut"].format(n=len(typed) - 99, cap=99) in said
-    assert at.query_params["layer"] == "2"
+    assert at.query_params["layer"] == "2" and at.query_params["q"] == "0"
     assert at.text_area(key="lm.text").value == typed and at.query_params["step"] == "2"
 
 

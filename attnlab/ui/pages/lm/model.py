@@ -115,6 +115,18 @@ def fit(first: bool, lm: LanguageModel) -> int | None:
     return LM["step"]
 
 
+def fit_query(first: bool, step: int | None) -> None:
+    """A picked position past the text (a link made for a longer one) is after the whole text: said on a first load."""
+    text = LM["text"]
+    if LM["q"] == 0 or not text.strip():
+        return
+    n = reading(LM["model"], step, text).n_tokens
+    if LM["q"] > n - 1:
+        if first:
+            LM.add_problem("lm.q_past_text", asked=f"q={LM['q']}", n=n - 1, used=0)
+        LM["q"] = 0
+
+
 def memo(name: str, inputs: tuple, build: Callable[[], Any]) -> Any:
     """A figure this session built for the same inputs, language and palette (one kept per name; never shared
     between sessions): the text-independent sections cost their numbers' lookup, not a new figure, on a rerun."""
