@@ -2,9 +2,11 @@
 
 A recipe is fixed by its fields: shape, corpus, steps, schedule, seed and how copying is taught. The corpus text is
 cut into random windows of `context` characters, each after <bos>. Copying (in-context repetition) is taught two
-ways, both data only: for the first `periodic_until` steps a share `periodic_share` of the sequences are the trained
-decoders' kind (random characters repeating with a period drawn per sequence from `periods`), and throughout a share
-`repeat_share` of the text windows carry a random span of 8 to 48 characters written twice. A fixed number of steps
+ways, both data only: a share of the rows are the trained decoders' kind (random characters repeating with a period
+drawn per segment), `periodic_share` of them in the first `periodic_until` steps and `later_share` after, and a share
+`repeat_share` of the text windows carry a random span of 8 to 48 characters written twice. The trials (issue 52's
+closing note) found that a pure periodic first phase makes a 2-layer model copy by step 300, and that text alone
+afterwards unlearns it: the shipped recipes keep a fifth of the rows periodic to the end. A fixed number of steps
 sized from measured throughput keeps the run within 15 minutes on two quiet cores. Checkpoints are stored in
 float16 (model.safetensors the last, checkpoints/ the others) to keep six within 8 MB; metrics.json is measured
 on the stored float16 weights read back, so it is what the shipped model does.
@@ -57,11 +59,14 @@ class LMRecipe:
     warmup: int = 100
     min_lr: float = 0.1  # the cosine schedule ends at this share of lr
     weight_decay: float = 0.1
-    periodic_until: int = 0
-    periodic_share: float = 0.0
-    repeat_share: float = 0.0
-    periods: tuple[int, int] = (4, 32)  # the periodic sequences' period range
+    periodic_until: int = 0  # the first phase's steps
+    periodic_share: float = 0.0  # its share of periodic rows
+    periods: tuple[int, int] = (4, 32)  # their period range
     segment: int = 0  # periodic rows are independent segments of this many characters (0: one per row)
+    later_share: float = 0.0  # the same after the first phase
+    later_periods: tuple[int, int] = (4, 32)
+    later_segment: int = 0
+    repeat_share: float = 0.0  # text windows that carry a random span written twice
     qk_std: float = 0.02  # the query and key projections' initial scale (larger: sharper attention from the start)
     checkpoints: tuple[float, ...] = (1 / 32, 1 / 16, 1 / 8, 1 / 4, 1 / 2, 1.0)
     seed: int = 0
@@ -104,13 +109,13 @@ class Batches:
         self.r, self.stream, self.v = r, stream, vocab_size
         self.rng = np.random.default_rng(r.seed + 1)
 
-    def periodic(self) -> np.ndarray:
+    def periodic(self, periods: tuple[int, int], segment: int) -> np.ndarray:
         """Random characters (distinct within a period drawn from `periods`) repeated, in segments of `segment`
         characters (each its own period and characters) up to the context's length."""
-        t, n = self.r.context, self.r.segment or self.r.context
+        t, n = self.r.context, segment or self.r.context
         parts = []
         for _ in range(-(-t // n)):
-            p = int(self.rng.integers(self.r.periods[0], self.r.periods[1] + 1))
+            p = int(self.rng.integers(periods[0], periods[1] + 1))
             block = self.rng.choice(np.arange(2, self.v), size=p, replace=False)
             parts.append(np.tile(block, n // p + 1)[:n])
         return np.concatenate(parts)[:t]
@@ -129,11 +134,13 @@ class Batches:
 
     def next(self, step: int) -> tuple[torch.Tensor, torch.Tensor]:
         """(inputs, targets), both (B, context): inputs are <bos> then the sequence but its last character."""
-        early = step < self.r.periodic_until
-        rows = [
-            self.periodic() if early and self.rng.random() < self.r.periodic_share else self.window()
-            for _ in range(self.r.batch)
-        ]
+        r = self.r
+        share, periods, segment = (
+            (r.periodic_share, r.periods, r.segment)
+            if step < r.periodic_until
+            else (r.later_share, r.later_periods, r.later_segment)
+        )
+        rows = [self.periodic(periods, segment) if self.rng.random() < share else self.window() for _ in range(r.batch)]
         y = torch.as_tensor(np.stack(rows), dtype=torch.long)
         x = torch.cat([torch.zeros_like(y[:, :1]), y[:, :-1]], 1)  # <bos> is id 0
         return x, y
