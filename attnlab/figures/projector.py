@@ -10,9 +10,15 @@ TITLE_FONT = PROJECTOR_FONT + 2  # px: the panels' titles
 PROJECTOR_TEXT_MAX_ROWS = 12  # up to this many rows every cell carries its number
 CELL_TEXT_MAX = PROJECTOR_FONT - 2  # px: a cell's number where a dozen columns or fewer sit side by side
 CELL_TEXT_MIN = 10  # px: the smallest number a projector still shows
-# px of font size per column across, so that "-1.91" (about 2.8 ems) fits its cell: the presenter's charts are about
-# 700 px wide at 1280 x 720 with the sidebar open, 700 / 2.8 = 250 (four RoPE panels of 4 columns ran together at 18)
-TEXT_PX_ACROSS = 250
+# px of font size per column across, so that "-1.91" (about 2.8 ems) fits its cell: the cells take about 0.85 of the
+# chart's width (`figures.screen`), 700 of the 820 px at 1280 x 720 with the sidebar open, 700 / 2.8 = 250 (four RoPE
+# panels of 4 columns ran together at 18; a chart beside a step's questions is narrower still)
+CELLS_SHARE, NUMBER_EMS = 0.85, 2.8
+
+
+def text_px_across() -> int:
+    """Font size times columns that the chart's cells hold: its width's share for cells over a number's ems."""
+    return int(screen.width() * CELLS_SHARE / NUMBER_EMS)
 
 
 def projector(fig: Prebuilt, *, n_rows: int) -> Prebuilt:
@@ -70,4 +76,4 @@ def columns_across(spec: dict) -> int:
 def cell_text_size(across: int) -> int:
     """The cells' font size when `across` columns share the chart's width: 18 px up to a dozen, smaller as panels
     are added so that each number fits its cell, never under 10 px."""
-    return max(CELL_TEXT_MIN, min(CELL_TEXT_MAX, TEXT_PX_ACROSS // max(across, 1)))
+    return max(CELL_TEXT_MIN, min(CELL_TEXT_MAX, text_px_across() // max(across, 1)))
