@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from attnlab.ui.app import state
+from attnlab.ui.app import first_screen, state
 from attnlab.ui.app.i18n import t
 from attnlab.ui.pages.lm import controls, heads, inside, predict, sinks, training
 from attnlab.ui.pages.lm.model import LM, fit, fit_query, loaded, read_or_say, settle
@@ -26,8 +26,13 @@ def main() -> None:
     controls.text_box(lm)
     got = read_or_say(step)
     state.save(LM)
+    first_only = first_screen.upto() is not None  # the browser has drawn no chart yet: the painted text first
     if got is not None:
-        predict.section(lm, step, got)
+        predict.section(lm, step, got, rest=not first_only)
+    if first_only:  # the rest follows once the first chart is drawn
+        first_screen.ask_for_the_rest(1, 6, say=t("lm.more_coming"))
+        return
+    if got is not None:
         heads.section(lm, step, got)
         inside.section(lm, step, got)
     sinks.section(lm, step)

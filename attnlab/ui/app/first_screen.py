@@ -55,11 +55,12 @@ def _mark_drawn() -> None:
     st.session_state[DRAWN] = True
 
 
-def ask_for_the_rest(shown: int | None, total: int) -> None:
-    """When only the first stages were drawn: say the rest is coming, and mount the script that asks for it."""
+def ask_for_the_rest(shown: int | None, total: int, say: str | None = None) -> None:
+    """When only the first stages (or sections: `say` then says what follows) were drawn: say the rest is coming,
+    and mount the script that asks for it."""
     if shown is None or shown >= total:
         return
-    st.caption(t("stages.more_coming", first=shown + 1, last=total))
+    st.caption(say or t("stages.more_coming", first=shown + 1, last=total))
     signal = st.components.v2.component(
         "attnlab.first_chart_drawn", html=f'<span {PENDING}="stages"></span>', js=JS, isolate_styles=False
     )

@@ -27,8 +27,8 @@ WIDTH = 16  # characters per line of the painted text at most: readable at 390 p
 KEEP = "lm._keep"  # set by the Keep button's callback: the whole page reruns with the longer text
 
 
-def section(lm: LanguageModel, step: int | None, got: Reading) -> None:
-    """The painted text and the position picker, then the fragment with the predictions and generation."""
+def section(lm: LanguageModel, step: int | None, got: Reading, rest: bool = True) -> None:
+    """The painted text and the position picker, then (`rest`) the fragment with the predictions and generation."""
     st.subheader(t("lm.predict_title"))
     mean = got.mean_loss()
     st.caption(t("lm.predict_help", n=len(got.losses), mean=f"{mean:.2f}", ppl=f"{2.718281828**mean:.1f}"))
@@ -39,7 +39,8 @@ def section(lm: LanguageModel, step: int | None, got: Reading) -> None:
         i: t("lm.before", i=i, piece=shown(got.pieces[i])) for i in range(1, got.n_tokens)
     }
     selectbox(LM, "q", t("lm.position"), options=list(options), labels=options, help=t("lm.position_help"))
-    predictions(lm, step, got)
+    if rest:
+        predictions(lm, step, got)
 
 
 def painted(got: Reading) -> None:
