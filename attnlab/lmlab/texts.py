@@ -25,7 +25,7 @@ def first_text(lang: str) -> str:
     return FIRST_TEXT["zh" if lang == "zh" else "en"]
 
 
-@functools.cache
+@functools.lru_cache(maxsize=2)
 def held_out(lang: str) -> str:
     """The held-out passage of a language ('zh' or 'en'), as scripts/lm_heldout.py wrote it."""
     return (HELD_OUT_DIR / f"{'zh' if lang == 'zh' else 'en'}.txt").read_text(encoding="utf-8")
