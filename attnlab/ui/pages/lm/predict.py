@@ -134,5 +134,5 @@ def generate(lm: LanguageModel, step: int | None, got: Reading) -> None:
     cols[3].button(t("lm.keep"), on_click=keep, args=(prompt + made.text,), icon=":material/done:", key="lm.keep")
     picks = " → ".join(f"{code(shown(s.token), 8)} ({s.probs[s.token_id]:.2f})" for s in made.steps[-8:])
     mode = t("lm.sampled", temperature=f"{LM['temperature']:g}", seed=LM["seed"]) if sampled else t("lm.greedy")
-    st.markdown(t("lm.generated", n=n, text=code(made.text, 200), mode=mode))
+    st.markdown(t("lm.generated", n=n, text=code(made.text.replace("\n", "↵"), 200), mode=mode))
     st.caption(t("lm.picks", picks=picks))
