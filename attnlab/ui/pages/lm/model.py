@@ -20,7 +20,7 @@ from attnlab.lm.generation import Generation
 from attnlab.lmlab.reading import Reading, Top, read, top_at, top_of
 from attnlab.ui.app.i18n import current_lang, t
 from attnlab.ui.app.state import PageState
-from attnlab.ui.app.text import code
+from attnlab.ui.app.text import code, md_escape
 
 LM = PageState("lm", links.params("lm"))
 MODELS_KEPT = 16  # checkpoints a server keeps loaded (a shipped one is about 2.6 MB of float32)
@@ -90,7 +90,10 @@ def loaded() -> LanguageModel | None:
     """The chosen model at its last checkpoint (for its checkpoints and shape), or a message saying why not."""
     name = LM["model"]
     try:
-        return model(name)
+        if name in SHIPPED:
+            return model(name)
+        with st.spinner(t("lm.loading", name=md_escape(name))):  # a Hub model is fetched on its first use
+            return model(name)
     except FileNotFoundError:
         st.error(t("lm.run_missing", name=code(name)), icon=":material/error:")
     except ValueError as refused:
