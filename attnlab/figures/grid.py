@@ -33,7 +33,7 @@ ASPECT = 0.45  # a cell is never narrower than about half its height
 MAX_PER_ROW = 4  # panels side by side at most, however wide the chart
 GAP_X = 0.05  # of the plot's width between two panels of a row
 TITLE_PX = 14  # the panels' titles
-TITLE_MAX_LINES = 2
+TITLE_MAX_LINES = 3  # "the other / pairing, / positions 0–7" in a phone's panel, rather than cut
 TOP_PX = 40  # above the first row of panels: room for a one-line title
 
 
