@@ -71,6 +71,7 @@ def share(part: float) -> Iterator[None]:
         _share.reset(token)
 
 
+NO_BREAK_BEFORE = frozenset("，。、：；！？）」』》")  # CJK punctuation that closes: kept on the line before it
 _UNIT = re.compile(r"<[^>]*>|&[#\w]+;|.", re.S)  # a tag (no width), an entity (one character), or one character
 
 
@@ -92,6 +93,11 @@ def _words(text: str) -> list[tuple[str, str]]:
         if unit == "/" and word:  # "∂softmax/∂scores" may break after its slash
             words.append((word + unit, gap))
             word, gap = "", ""
+        elif unit in NO_BREAK_BEFORE and (word or words):  # a line never starts with "：" or "）"
+            if word:
+                word += unit
+            else:
+                words[-1] = (words[-1][0] + unit, words[-1][1])
         elif unit == " " or _wide(unit):
             if word:
                 words.append((word, gap))
