@@ -19,7 +19,7 @@ import torch.nn.functional as F
 
 COPY_LEN, PASSAGE_LEN = 32, 48
 COPY_STRINGS, COPY_PASSAGES, COPY_SEED = 16, 8, 2026
-ALPHAS = (0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0)
+ALPHAS = (0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0, 300.0, 1000.0, 3000.0, 10000.0)
 SHARE_WINDOWS = 8  # held-out windows the sink and previous-token shares are averaged over
 
 
