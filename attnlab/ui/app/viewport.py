@@ -5,8 +5,8 @@ panels and wrapped titles are laid out before it reaches the browser. So a small
 main column and, when its band (`figures.screen.BANDS`) differs from the one this session's figures were built for,
 stores it and reruns the page. Until it has, a browser that calls itself a phone gets a phone's band and any other a
 desktop's, so most visits never rerun for their width; a window narrowed or widened past a band's edge (a phone
-turned) reruns once. While a rerun it asked for is due, the page carries `first_screen.PENDING`, which the browser
-tests wait on.
+turned) reruns once. The page's body carries the band measured (`data-attnlab-band`) and, while a rerun it asked for
+is due, `first_screen.PENDING`: the browser tests wait on both.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ export default function ({ data, setStateValue }) {
   let asked = data.band;
   const check = () => {
     const now = band();
+    document.body.dataset.attnlabBand = now;  // what the page measured (the browser tests wait for it)
     if (now !== asked) {
       asked = now;
       document.body.setAttribute(data.pending, 'width');
