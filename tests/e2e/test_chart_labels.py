@@ -1,13 +1,14 @@
 """Every chart legible on a phone and a projector: no two chart labels collide on any page, in either language, and
 each presenter step's chart is on the projector's first screen (issue 54).
 
-One server and one tab for the whole module, English first. A link is opened as its own visit (`page.goto`, a new
-session) only where the page must read it fresh (a language's first link, and the Playground and the presenter,
-whose state a session reads once); every other page is reached as the browser's Back button reaches one, a history
-entry and a `popstate`, which Streamlit serves as a new page run of the same session: the frontend, Plotly and the
-fonts stay loaded, so a page costs its run and its drawing only. Each page is measured at the size the tab has, then
-the tab is resized to the other (the phone's 390 x 844, the projector's 1280 x 720): the page reports its new width
-and is run again for it (`attnlab.ui.app.viewport`), which lays it out as a visit at that size does.
+One server and one tab for the whole module: English at 1280 x 720, then at 390 x 844, then Chinese likewise. A link
+is opened as its own visit (`page.goto`, a new session) only where the page must read it fresh (a language's first
+link, and the Playground and the presenter, whose state a session reads once); every other page is reached as the
+browser's Back button reaches one, a history entry and a `popstate`, which Streamlit serves as a new page run of the
+same session: the frontend, Plotly and the fonts stay loaded, and the session already knows its width, so a page
+costs one run and one drawing. The tab shrinks on a page that is on screen, which then reports its width and is run
+again (`attnlab.ui.app.viewport`); each wait is on what the page says (its width measured, no rerun pending,
+every chart drawn at its element's width).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import pytest
 
 from attnlab.testing import rerun, serve_app, settle, watch
 from attnlab.ui.app.registry import PAGES
-from tests.e2e.conftest import HAVE_CHROMIUM, _no_browser, chart_count
+from tests.e2e.conftest import HAVE_CHROMIUM, _no_browser
 from tests.e2e.label_boxes import collisions, crowded, describe, label_boxes
 
 pytestmark = pytest.mark.e2e
@@ -26,10 +27,12 @@ pytestmark = pytest.mark.e2e
 PHONE, PROJECTOR = (390, 844), (1280, 720)
 MODERN = "/?text=" + quote("<BOS> 我 喜欢 你 ， 你 也 喜欢 我 <EOS>").replace("%20", "+")
 MODERN += "&heads=4&kv_heads=2&rope=half&mask=window&window=3&d_model=16"
-LINKS = ["/" + spec.url_path for spec in PAGES] + [MODERN]  # every registered page's default link, new pages too
+DEFAULTS = ["/" + spec.url_path for spec in PAGES]  # every registered page's default link, new pages too
+LINKS = [DEFAULTS[0], MODERN, *DEFAULTS[1:]]  # the Playground's two first: a size is changed on a lighter page
 PRESENTER = "/present?text=%3CBOS%3E+I+like+you+%3CEOS%3E&heads=2&kv_heads=1&rope=half"
 PLAYGROUND_STATE = ("/?", "/playground", "/present")  # read once per session: opened as a new visit
 CHART_SHOWN_PX = 200  # of a step's first chart, at least this much is above the projector's bottom edge
+PHONE_BAND = 340  # the chart width band a 390-px phone's page reports (`figures.screen.BANDS`)
 
 LAID_OUT = """() => [...document.querySelectorAll('[data-testid="stPlotlyChart"]')].every(el => {
   const svg = el.querySelector('.main-svg');
@@ -53,10 +56,11 @@ def labels_server():
 
 @pytest.fixture(scope="module")
 def tour(context):
-    """One tab for the module (a background tab gets no animation frames), and the language its session speaks."""
+    """One tab for the module (a background tab gets no animation frames), the language its session speaks and its
+    size."""
     tab = context.new_page()
     watch(tab)
-    yield {"tab": tab, "lang": None}
+    yield {"tab": tab, "lang": None, "size": PROJECTOR}
     tab.close()
 
 
@@ -64,18 +68,29 @@ def with_lang(link: str, lang: str) -> str:
     return f"{link}{'&' if '?' in link else '?'}lang={lang}"
 
 
-def visit(tour: dict, server: str, lang: str, link: str):
-    """The link in the module's tab, settled: within the session as Back reaches a page, at the size the tab has,
-    or, for another language or the Playground's state, as a new visit at the projector's size (a new session's first
-    run is built for a desktop: a browser that does not call itself a phone is taken for one until its page reports
-    its width)."""
+def resize(tour: dict, size: tuple[int, int]) -> None:
+    """The tab at another size. A page on screen when it shrinks reports its new band and is run again for it (the
+    probe at work); a new visit at a phone's size starts as a desktop's (the test browser does not call itself a
+    phone) and is run again for its band likewise."""
     tab = tour["tab"]
+    tab.set_viewport_size(dict(zip(("width", "height"), size, strict=True)))
+    tour["size"] = size
+    if size == PHONE and tab.url.startswith("http"):
+        laid_out(tab)
+        assert tab.evaluate("() => document.body.dataset.attnlabBand") == str(PHONE_BAND)
+
+
+def visit(tour: dict, server: str, lang: str, link: str, size: tuple[int, int] = PROJECTOR):
+    """The link at `size` in the module's tab, settled: within the session as Back reaches a page, or, for another
+    language or the Playground's state (read once per session), as a new visit."""
+    tab = tour["tab"]
+    if size != tour["size"]:
+        resize(tour, size)
     url = with_lang(link, lang)
     if tour["lang"] == lang and link != "/" and not link.startswith(PLAYGROUND_STATE):
         go = f"() => {{ history.pushState(null, '', {url!r}); dispatchEvent(new PopStateEvent('popstate')); }}"
         rerun(tab, lambda: tab.evaluate(go))
     else:
-        tab.set_viewport_size(dict(zip(("width", "height"), PROJECTOR, strict=True)))
         tab.goto(server + url)
         settle(tab)
         tour["lang"] = lang
@@ -83,12 +98,10 @@ def visit(tour: dict, server: str, lang: str, link: str):
     return tab
 
 
-def size(tab) -> tuple[int, int]:
-    return tab.viewport_size["width"], tab.viewport_size["height"]
-
-
 def laid_out(tab) -> None:
-    """Wait until every chart is drawn at its element's width (after a resize, Streamlit hands Plotly the new one)."""
+    """Wait until the page has measured its width, any rerun that asked for has drawn, and every chart is drawn at its
+    element's width (after a resize, Streamlit hands Plotly the new one)."""
+    tab.wait_for_function("() => document.body.dataset.attnlabBand !== undefined")
     tab.evaluate("() => new Promise(done => requestAnimationFrame(() => requestAnimationFrame(() => done())))")
     settle(tab)
     tab.wait_for_function(LAID_OUT)
@@ -102,39 +115,30 @@ def clashes(tab) -> list[str]:
     return [describe(pair) for pair in pairs]
 
 
-def resize(tab, size: tuple[int, int]) -> None:
-    """The tab at another size, its charts laid out (and the page run again where they depend on the width)."""
-    tab.set_viewport_size(dict(zip(("width", "height"), size, strict=True)))
-    laid_out(tab)
-
-
 @pytest.mark.parametrize("link", LINKS)
+@pytest.mark.parametrize("size", [PROJECTOR, PHONE], ids=["1280x720", "390x844"])
 @pytest.mark.parametrize("lang", ["en", "zh"])
-def test_no_two_chart_labels_collide_on_a_projector_or_a_phone(tour, labels_server, lang, link):
-    """At the size the tab has (each page is measured at both; the tab keeps the last, so no run is spent on the
-    next page's resize), then at the other."""
-    tab = visit(tour, labels_server, lang, link)
-    found = []
-    for step in range(2 if chart_count(tab) else 1):  # a page without a chart has no chart label to measure
-        if step:
-            resize(tab, PHONE if size(tab) == PROJECTOR else PROJECTOR)
-        found += [f"{size(tab)[0]} x {size(tab)[1]}: {clash}" for clash in clashes(tab)]
-    assert found == [], f"{with_lang(link, lang)}\n" + "\n".join(found)
+def test_no_two_chart_labels_collide_on_a_projector_or_a_phone(tour, labels_server, lang, size, link):
+    tab = visit(tour, labels_server, lang, link, size)
+    found = clashes(tab)
+    assert found == [], f"{with_lang(link, lang)} at {size[0]} x {size[1]}\n" + "\n".join(found)
 
 
-@pytest.mark.parametrize("lang", ["en", "zh"])
-def test_every_presenter_steps_chart_is_on_the_projectors_first_screen(tour, labels_server, lang):
-    """Steps 1 to 11 of the issue's link (questions off), at 1280 x 720 with the sidebar as the presenter leaves it."""
-    tab = visit(tour, labels_server, lang, PRESENTER + "&quiz=false&step=1")
+@pytest.mark.parametrize(("lang", "steps"), [("en", tuple(range(1, 12))), ("zh", (5, 6, 8))])
+def test_every_presenter_steps_chart_is_on_the_projectors_first_screen(tour, labels_server, lang, steps):
+    """The issue's link (questions off) at 1280 x 720 with the sidebar as the presenter leaves it: every step in
+    English, and in Chinese the steps with the most above their chart (RoPE's rotation, two formulas' lines)."""
+    tab = visit(tour, labels_server, lang, PRESENTER + f"&quiz=false&step={steps[0]}")
     found = []
-    for k in range(1, 12):
+    for k in steps:
+        if k != steps[0]:
+            picker = tab.locator('[data-testid="stMain"] [data-testid="stButtonGroup"]').first
+            rerun(tab, picker.locator("button").nth(k - 1).click)  # step k's button
+            laid_out(tab)
         top = tab.evaluate(FIRST_CHART_TOP)
         if top is None or top > PROJECTOR[1] - CHART_SHOWN_PX:
             found.append(f"step {k}: the first chart starts at {top} px")
         found += [f"step {k}: {clash}" for clash in clashes(tab)]
-        if k < 11:
-            rerun(tab, tab.locator('[data-testid="stMain"] [data-testid="stBaseButton-primary"]').first.click)  # Next
-            laid_out(tab)
     assert found == [], "\n".join(found)
 
 
