@@ -15,6 +15,7 @@ from pathlib import Path
 import torch
 from safetensors import safe_open
 from safetensors.torch import save_file
+from torch.overrides import TorchFunctionMode
 
 from attnlab.limits import MAX_LM_BYTES, MAX_LM_CONFIG_BYTES, MAX_LM_HEADER_BYTES, MAX_LM_TOKENIZER_BYTES
 from attnlab.lm.config import LMConfig, from_hf
@@ -49,9 +50,23 @@ def read_config(folder: Path) -> LMConfig:
     return cfg
 
 
+class ShapesOnly(TorchFunctionMode):
+    """Inside it (this thread only), filling a tensor with initial values does nothing: a model on the meta device
+    needs shapes, not numbers, and `normal_` on meta sets up PyTorch's reference kernels the first time (2 s)."""
+
+    FILLS = frozenset({"normal_", "uniform_", "zero_", "fill_", "ones_", "zeros_"})
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if getattr(func, "__name__", "") in self.FILLS:
+            return args[0] if args else kwargs["tensor"]  # the tensor, as filled (nn.init passes it by name)
+        return func(*args, **kwargs)
+
+
 def expected(cfg: LMConfig) -> dict[str, tuple[int, ...]]:
-    """Every tensor name the config implies and its shape, from a model built on the meta device (nothing allocated)."""
-    with torch.device("meta"):
+    """Every tensor name the config implies and its shape, from a model built on the meta device (nothing allocated,
+    nothing initialised)."""
+    with torch.device("meta"), ShapesOnly():
         model = Llama(cfg)
     return {name: tuple(t.shape) for name, t in model.state_dict().items()}
 

@@ -192,3 +192,14 @@ def test_the_held_out_passages_are_long_enough_and_the_first_poem_has_lines():
     for lang in ("zh", "en"):
         assert len(texts.held_out(lang)) == texts.HELD_OUT_CHARS >= 512
     assert finder.line_period(("<bos>", *texts.first_text("zh"))) == 6
+
+
+@pytest.mark.parametrize("changes", [{}, {"qkv_bias": True, "tie_word_embeddings": False}])
+def test_the_loaders_shapes_come_from_a_meta_model_that_is_never_initialised(changes):
+    from attnlab.lm.checkpoint import ShapesOnly, expected
+
+    cfg = tiny(0, **changes).cfg
+    assert expected(cfg) == {k: tuple(v.shape) for k, v in Llama(cfg).state_dict().items()}
+    with ShapesOnly():
+        x = torch.full((3,), 2.0).normal_()
+    assert x.tolist() == [2.0, 2.0, 2.0] and torch.empty(3).fill_(5.0).tolist() == [5.0] * 3  # only inside the mode
