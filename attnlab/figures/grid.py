@@ -34,6 +34,7 @@ MAX_PER_ROW = 4  # panels side by side at most, however wide the chart
 GAP_X = 0.05  # of the plot's width between two panels of a row
 TITLE_PX = 14  # the panels' titles
 TITLE_MAX_LINES = 3  # "the other / pairing, / positions 0–7" in a phone's panel, rather than cut
+GAP_MIN_CELL_PX = 7  # cells narrower than this touch (`matrix.GAP_ACROSS` said it in columns across a 940-px page)
 TOP_PX = 40  # above the first row of panels: room for a one-line title
 
 
@@ -93,6 +94,8 @@ def grid_figure(
         extra = hover_extra[i] if hover_extra else None
         traces = heatmap_traces(m, rows, cols, hover_extra=extra, showscale=i == 0, across=p * n_cols, **kw)
         traces[0].update(shared)  # traces[0] is the values; any other is the blocked layer
+        if panel_w / n_cols < GAP_MIN_CELL_PX:  # cells that narrow touch: Plotly draws gapped cells one by one
+            traces = [dict(trace, xgap=0, ygap=0) for trace in traces]
         data += [dict(trace, xaxis=f"x{suffix}", yaxis=f"y{suffix}") for trace in traces]
         layout["shapes"] += _row_outline(highlight_row, n_rows, n_cols, suffix)
         layout["annotations"].append(

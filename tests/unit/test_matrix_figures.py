@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from attnlab.figures import matrices_figure, matrix_figure
+from attnlab.figures import matrices_figure, matrix_figure, screen
+from attnlab.figures.grid import GAP_MIN_CELL_PX
 from attnlab.figures.matrix import BLOCKED_LABEL_ACROSS, GAP_ACROSS, GAP_SIDE
 from attnlab.figures.prebuilt import NO_TEMPLATE, Prebuilt, new_figure
 from attnlab.figures.projector import columns_across
@@ -50,12 +51,17 @@ def test_blocked_cells_say_minus_infinity_up_to_a_stated_width(t, heads, labelle
             assert "text" not in layer and "texttemplate" not in layer
 
 
-@pytest.mark.parametrize(("t", "heads"), [(64, 1), (65, 1), (32, 4), (64, 4)])
+@pytest.mark.parametrize(("t", "heads"), [(64, 1), (65, 1), (12, 4), (32, 4), (64, 4)])
 def test_cells_touch_past_a_stated_width(t, heads):
     """Cells are drawn apart while every side is at most GAP_SIDE and the chart at most GAP_ACROSS columns across
-    (the panels of its first row: `figures.grid` puts fewer side by side where cells would be too narrow)."""
+    (the panels of its first row: `figures.grid` puts fewer side by side where cells would be too narrow), and in a
+    grid while a cell is at least GAP_MIN_CELL_PX wide at the chart's width (two 64-token heads a row at 800: 5 px)."""
     spec = figure(t, heads)
-    gap = int(t <= GAP_SIDE and columns_across(spec) <= GAP_ACROSS)
+    layout = spec["layout"]
+    plot_px = screen.width() - layout["margin"]["l"] - layout["margin"]["r"]
+    cell_px = plot_px * (layout["xaxis"].get("domain", [0, 1])[1] - layout["xaxis"].get("domain", [0, 1])[0]) / t
+    wide = heads == 1 or cell_px >= GAP_MIN_CELL_PX
+    gap = int(t <= GAP_SIDE and columns_across(spec) <= GAP_ACROSS and wide)
     assert {(trace["xgap"], trace["ygap"]) for trace in spec["data"]} == {(gap, gap)}
 
 
