@@ -67,6 +67,7 @@ class LMRecipe:
     later_periods: tuple[int, int] = (4, 32)
     later_segment: int = 0
     repeat_share: float = 0.0  # text windows that carry a random span written twice
+    alphabet: int = 0  # periodic rows draw from this many of the most frequent characters (0: every character)
     qk_std: float = 0.02  # the query and key projections' initial scale (larger: sharper attention from the start)
     checkpoints: tuple[float, ...] = (1 / 32, 1 / 16, 1 / 8, 1 / 4, 1 / 2, 1.0)
     seed: int = 0
@@ -116,7 +117,7 @@ class Batches:
         parts = []
         for _ in range(-(-t // n)):
             p = int(self.rng.integers(periods[0], periods[1] + 1))
-            block = self.rng.choice(np.arange(2, self.v), size=p, replace=False)
+            block = self.rng.choice(np.arange(2, min(self.v, 2 + (self.r.alphabet or self.v))), size=p, replace=False)
             parts.append(np.tile(block, n // p + 1)[:n])
         return np.concatenate(parts)[:t]
 
