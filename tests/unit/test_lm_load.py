@@ -187,7 +187,14 @@ def test_a_truncated_weights_file_is_refused(folders, tmp_path, no_allocation):
 
 
 def test_a_hub_id_that_cannot_be_fetched_says_so(monkeypatch):
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    monkeypatch.setenv("HF_HOME", "/nonexistent-attnlab-test")
-    with pytest.raises(ValueError, match="cannot be fetched"):
-        load("attnlab-test/no-such-model", allowed=["attnlab-test/no-such-model"])
+    """A host that does not reach the Hub (huggingface_hub raises as it does with no network)."""
+
+    def unreachable(*args, **kwargs):
+        raise ConnectionError("no route to huggingface.co")
+
+    monkeypatch.setattr("huggingface_hub.hf_hub_download", unreachable)
+    name = "attnlab-test/no-such-model"
+    with pytest.raises(ValueError, match=r"^'attnlab-test/no-such-model' cannot be fetched .*\(ConnectionError\)$"):
+        load(name, allowed=[name])
+    with pytest.raises(ValueError, match="not among the models this server offers"):
+        load(name, allowed=[])
