@@ -104,6 +104,9 @@ def test_written_twice_the_page_shows_both_copies_losses(run, lang):
     first, second = reading.copies(reading.read(lmlib.load(run), "寂寞红。寂寞红。"))
     assert metric(at, lang, "lm.copy_first") == f"{first:.2f}"
     assert metric(at, lang, "lm.copy_second") == f"{second:.2f}"
+    key = "copy_better" if first - second >= 0.1 else "copy_not" if second - first >= 0.1 else "copy_same"
+    said = catalog(lang)[f"lm.{key}"].format(a=f"{first:.2f}", b=f"{second:.2f}", clear=0.1)
+    assert said in [str(m.value) for m in at.markdown]
 
 
 def test_one_heads_stages_are_the_models_own(run, lang):

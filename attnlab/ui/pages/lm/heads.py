@@ -25,6 +25,7 @@ from attnlab.ui.pages.lm.model import LM, run_numbers
 from attnlab.ui.parts.inspector import Shown, model_view
 
 SCORES_KEPT = 32  # texts whose head scores a server keeps ((4, L, H) numbers each)
+CLEAR = 0.1  # nats per character: a smaller gap between the copies is said to be no difference
 
 
 @st.cache_data(show_spinner=False, max_entries=SCORES_KEPT)
@@ -108,7 +109,9 @@ def copy_test(lm: LanguageModel, got: Reading) -> None:
         cols[0].metric(t("lm.copy_first"), f"{first:.2f}")
         cols[1].metric(t("lm.copy_second"), f"{second:.2f}", delta=f"{second - first:+.2f}", delta_color="inverse")
         cols[2].metric(t("lm.copy_ratio"), f"{np.exp(first - second):.1f}×")
-        st.markdown(t("lm.copy_better" if second < first else "lm.copy_not", a=f"{first:.2f}", b=f"{second:.2f}"))
+        gap = first - second
+        said = "lm.copy_better" if gap >= CLEAR else "lm.copy_not" if gap <= -CLEAR else "lm.copy_same"
+        st.markdown(t(said, a=f"{first:.2f}", b=f"{second:.2f}", clear=CLEAR))
     m = run_numbers(lm)
     if m is not None and "copy_loss_first" in m:
         st.caption(
