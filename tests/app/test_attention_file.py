@@ -109,6 +109,36 @@ def test_symbols_the_decoder_cannot_read_are_refused_in_the_users_language_and_k
     assert at.text_input(key="attnfile.text").value == text and not at.get("plotly_chart")
 
 
+@pytest.mark.parametrize("name", ["en", "zh"])
+def test_the_language_model_examples_open_with_rotated_grouped_queries_and_keys(name, lang):
+    from attnlab import lm
+    from attnlab.attnexamples import LM_MAX_TOKENS
+
+    model = lm.load(name)
+    at = open_page(PAGE, source=f"lm_{name}", view="qk", lang=lang)
+    assert_clean(at)
+    text = EXAMPLES[f"lm_{name}"].text
+    assert at.text_input(key="attnfile.text").value == text and not texts(at, "warning") and not texts(at, "error")
+    assert len(at.get("plotly_chart")) == CHARTS["qk"] and LM_MAX_TOKENS == model.max_len
+    shown = " ".join(m.value for m in at.markdown)
+    layers, heads, kv_heads = (
+        model.config[k] for k in ("num_hidden_layers", "num_attention_heads", "num_key_value_heads")
+    )
+    t = len(model.encode(text))
+    assert f"queries: ({layers}, {heads}, {t}, " in shown and f"keys: ({layers}, {kv_heads}, {t}, " in shown
+    assert catalog(lang)["attnfile.grouped"].split("{")[0] in shown
+    file = EXAMPLES[f"lm_{name}"].build(text)
+    weights = model.forward(torch.tensor([model.encode(text)])).attentions  # the model's own pass, per layer
+    assert torch.allclose(file.attentions, torch.stack([w[0] for w in weights]), atol=1e-6)
+
+
+def test_characters_a_language_model_lacks_are_named_and_read_as_unk(lang):
+    at = open_page(PAGE, source="lm_en", text="In the beginning ☃ was <b>", lang=lang)
+    assert_clean(at)
+    (warning,) = texts(at, "warning")
+    assert "`☃`" in warning and "`<`" in warning and not texts(at, "error") and at.get("plotly_chart")
+
+
 def test_picking_another_example_starts_its_text_box_from_that_examples_input():
     at = open_page(PAGE, lang="en")
     at.button_group(key="attnfile.source").set_value("decoder").run()

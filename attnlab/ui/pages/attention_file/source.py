@@ -24,6 +24,7 @@ from attnlab.ui.parts.inspector import VIEWS, applies
 SOURCES = links.attn_sources()
 FILES_KEPT = 4  # files a server keeps loaded (each at most the loader's cap of values)
 MAX_SHOWN = 128  # tokens listed in the summary line
+MAX_UNKNOWN_SHOWN = 20  # characters a model lacks, listed in its warning
 PAGE = PageState("attnfile", links.params("attnfile"))
 
 
@@ -114,6 +115,10 @@ def from_example(name: str) -> tuple[attnfile.AttentionFile, str] | None:
         return None
     if spec.cuts and len(file.tokens) >= spec.max_tokens:
         st.warning(t("attnfile.example_cut", cap=spec.max_tokens), icon=":material/content_cut:")
+    unknown = list(dict.fromkeys(spec.unknown(text))) if spec.unknown is not None else []
+    if unknown:
+        chars = " ".join(code(c, 8) for c in unknown[:MAX_UNKNOWN_SHOWN])
+        st.warning(t("attnfile.example_unknown", n=len(unknown), chars=chars), icon=":material/help:")
     return file, f"example:{name}:" + hashlib.sha256(text.encode()).hexdigest()
 
 
