@@ -27,7 +27,9 @@ def satisfies(source, shape: tuple[int, int, int, int], kind: str) -> None:
     assert tuple(source.attentions.shape) == shape and source.attentions.dtype == torch.float32
     assert kind_of(source) == kind
     if has_qk(source):
-        assert tuple(source.queries.shape[:3]) == shape[:3] and tuple(source.keys.shape[:3]) == (*shape[:2], shape[3])
+        n_kv_heads = source.keys.size(1)  # grouped: one key head per key/value head, which divide the query heads
+        assert tuple(source.queries.shape[:3]) == shape[:3] and shape[1] % n_kv_heads == 0
+        assert tuple(source.keys.shape[:3]) == (shape[0], n_kv_heads, shape[3])
 
 
 def test_the_minilm_adapter_is_encoder_runs_attention_with_its_queries_and_keys(minilm):
@@ -57,7 +59,7 @@ def test_the_decoder_adapter_is_decoder_runs_causal_attention():
 @pytest.mark.parametrize("name", list(EXAMPLES))
 def test_every_registered_example_builds_a_source(name):
     source = EXAMPLES[name].build(EXAMPLES[name].text)
-    satisfies(source, tuple(source.attentions.shape), "causal" if name == "decoder" else "self")
+    satisfies(source, tuple(source.attentions.shape), "self" if name == "minilm" else "causal")  # the decoders and language models see the past only
     assert source.model
 
 
