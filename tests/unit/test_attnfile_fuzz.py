@@ -141,6 +141,14 @@ def rule_fields(draw, n_layers: int, has_qk: bool) -> dict[str, str]:
     return fields
 
 
+def near_grouping(n_heads: int, n_kv: int) -> st.SearchStrategy[list[int]]:
+    """A grouping that is nearly the right one: each query head's key/value head, one of them moved anywhere."""
+    right = [h // max(1, n_heads // max(n_kv, 1)) for h in range(n_heads)]
+    return st.tuples(st.integers(0, n_heads - 1), st.integers(-2, n_heads + 2)).map(
+        lambda moved: [moved[1] if h == moved[0] else k for h, k in enumerate(right)]
+    )
+
+
 @st.composite
 def header_file(draw) -> bytes:
     """A hand-written safetensors attention file, nearly right, lying about at most one thing."""
@@ -202,7 +210,7 @@ def header_file(draw) -> bytes:
         "kind": ("kind", draw(st.text(max_size=8))),
         "causal": ("causal", draw(st.text(max_size=5))),
         "meta": (draw(st.sampled_from(["format", "model", "tokens"])), draw(JSON_ANY)),
-        "grouping": ("kv_head_of", json.dumps(draw(JSON_ANY))),
+        "grouping": ("kv_head_of", json.dumps(draw(JSON_ANY | near_grouping(n_heads, n_kv)))),
         "rule": (draw(st.sampled_from(RULE_KEYS)), json.dumps(draw(JSON_ANY | st.lists(JSON_SCALARS, max_size=4)))),
     }
     if what in lies:
