@@ -23,10 +23,10 @@ CHARS = list("abcdefghijklmnopqrstuvwxyz .,!?\n") + ["床", "前", "明", "月",
 TEXT = "the moon, bright.\n床前明月光 ok?"
 
 
-def tiny_model(seed: int = 0, **changes) -> LanguageModel:
+def tiny_model(seed: int = 0, *, chars: list[str] = CHARS, name: str = "", **changes) -> LanguageModel:
     """A random two-layer model on a character vocabulary; weights N(0, 0.3) so heads attend sharply."""
     cfg = dict(
-        vocab_size=len(CHARS) + 2,
+        vocab_size=len(chars) + 2,
         hidden_size=32,
         intermediate_size=48,
         num_hidden_layers=2,
@@ -42,7 +42,7 @@ def tiny_model(seed: int = 0, **changes) -> LanguageModel:
     with torch.no_grad():
         for p in model.parameters():
             p.copy_(torch.randn(p.shape, generator=gen) * 0.3 + (1.0 if p.dim() == 1 else 0.0))
-    return LanguageModel(model, CharVocab([BOS, UNK, *CHARS]))
+    return LanguageModel(model, CharVocab([BOS, UNK, *chars]), name=name)
 
 
 @pytest.fixture(scope="module")

@@ -11,35 +11,17 @@ import pytest
 import torch
 
 from attnlab.limits import TOL_FLOAT32
-from attnlab.lm import BOS, UNK, Cache, LanguageModel, extend
-from attnlab.lm.config import LMConfig
+from attnlab.lm import UNK, Cache, LanguageModel, extend
 from attnlab.lm.model import Llama
-from attnlab.lm.vocab import CharVocab
 from attnlab.lmlab import finder, history, reading, stages, streaming, texts
+from tests.unit.test_lm import tiny_model
 
 CHARS = list("abcdefghijklmnopqrstuvwxyz .,\n") + list("寥落古行宫，花寂寞红。白头女在闲坐说玄宗")
 
 
 def tiny(seed: int = 0, **changes) -> LanguageModel:
     """A random two-layer model, 4 query heads reading 2 key/value heads, 40 positions."""
-    cfg = dict(
-        vocab_size=len(CHARS) + 2,
-        hidden_size=32,
-        intermediate_size=48,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        head_dim=8,
-        rope_theta=500.0,
-        max_position_embeddings=40,
-        bos_token_id=0,
-    )
-    model = Llama(LMConfig(**{**cfg, **changes}))
-    gen = torch.Generator().manual_seed(seed)
-    with torch.no_grad():
-        for p in model.parameters():
-            p.copy_(torch.randn(p.shape, generator=gen) * 0.3 + (1.0 if p.dim() == 1 else 0.0))
-    return LanguageModel(model, CharVocab([BOS, UNK, *CHARS]), name="tiny")
+    return tiny_model(seed, chars=CHARS, name="tiny", **{"max_position_embeddings": 40, **changes})
 
 
 @pytest.fixture(scope="module")
