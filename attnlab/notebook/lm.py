@@ -15,6 +15,7 @@ from typing import Any
 from attnlab.links import Replaced
 from attnlab.notebook.cells import lit
 from attnlab.notebook.recipe import Figure, Recipe
+from attnlab.notebook.sources import real_stage
 from attnlab.stages import NAMES
 
 TRAINING = ("lm_losses", "lm_copy", "lm_heads")  # drawn for a model that comes with its training run
@@ -99,17 +100,6 @@ log = history.logged(model.folder)
 """
 
 
-def stage_code(name: str) -> str:
-    """One stage of the chosen head, as the page draws it (its slice where the stage is per head)."""
-    if name in ("x", "concat", "output"):
-        m = {"x": "att.x_q", "concat": "att.concat", "output": "att.output"}[name]
-        return f"matrix_figure({m}.numpy(), tokens, dim_labels({m}.size(-1)))"
-    part = {"z": "output"}.get(name, name)
-    kind = ', kind="prob"' if name == "weights" else ""
-    cols = "tokens" if name in ("scores", "scaled", "masked", "weights") else "dim_labels(att.d_k)"
-    return f"matrix_figure(att.heads.{part}[head].numpy(), tokens, {cols}{kind})"
-
-
 FIGURES = (
     Figure(
         "lm_text",
@@ -166,7 +156,7 @@ TRAINING_FIGURES = (
 
 
 def lm_figures(v: dict[str, Any]) -> tuple[Figure, ...]:
-    stages = tuple(Figure(f"stages.{name}", stage_code(name)) for name in NAMES)
+    stages = tuple(Figure(f"stages.{name}", real_stage(name, x="att.x_q")) for name in NAMES)
     return (*FIGURES, *stages, *AFTER, *(TRAINING_FIGURES if v["steps"] else ()))
 
 

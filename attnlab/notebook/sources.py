@@ -38,10 +38,11 @@ SOURCE_VIEWS = {  # the inspector's views (the `view` in the link): what each dr
 REAL_AFTER = ("attention_norm", "ffn_activation", "output")
 
 
-def real_stage(name: str) -> str:
-    """One stage of the chosen real head, as the page draws it (that head's slice where the stage is per head)."""
+def real_stage(name: str, x: str = "steps.x") -> str:
+    """One stage of the chosen real head, as the page draws it (that head's slice where the stage is per head); `x`
+    names the notebook's variable that holds the layer's input."""
     if name in ("x", "concat", "output"):
-        m = {"x": "steps.x", "concat": "att.concat", "output": "att.output"}[name]
+        m = {"x": x, "concat": "att.concat", "output": "att.output"}[name]
         return f"matrix_figure({m}.numpy(), tokens, dim_labels({m}.size(-1)))"
     part = {"z": "output"}.get(name, name)
     kind = ', kind="prob"' if name == "weights" else ""
