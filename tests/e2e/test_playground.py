@@ -133,6 +133,45 @@ CLIPPED = """() => [...document.querySelectorAll('.js-plotly-plot')]
   })"""
 
 
+def first_chart_trigger(message: bytes | str) -> bool:
+    """Whether a message from the page is the rerun that carries the signal "a chart is drawn, send the rest"."""
+    from streamlit.proto.BackMsg_pb2 import BackMsg
+
+    if not isinstance(message, bytes):
+        return False
+    msg = BackMsg.FromString(message)
+    if msg.WhichOneof("type") != "rerun_script":
+        return False
+    states = msg.rerun_script.widget_states.widgets
+    return any("first_chart_signal" in w.id and w.WhichOneof("value") == "json_trigger_value" for w in states)
+
+
+def test_when_the_request_for_the_rest_is_lost_the_page_asks_again(context, server):
+    """The first screen's request for the other stages, dropped on its way to the server (as when it went astray
+    among the page's other reruns), is sent again once the page has been idle a while: the rest still comes."""
+    tab = context.new_page()
+    dropped: list[bytes] = []
+
+    def route(ws) -> None:
+        to_server = ws.connect_to_server()
+
+        def from_page(message: bytes | str) -> None:
+            if not dropped and first_chart_trigger(message):
+                dropped.append(message)  # the first request never arrives
+            else:
+                to_server.send(message)
+
+        ws.on_message(from_page)
+
+    try:
+        tab.route_web_socket(re.compile(r".*/_stcore/stream"), route)
+        open_app(tab, server, "/?text=I+like+you&lang=en")
+        assert len(dropped) == 1  # the first request was lost, and the page still drew every stage
+        assert chart_count(tab) == len(STAGES) and tab.locator(f"[{PENDING}]").count() == 0
+    finally:
+        tab.close()
+
+
 def test_heatmap_labels_fit_the_margins_written_for_them_so_plotly_need_not_measure_them(page, server):
     """The app writes each heatmap's margins from its labels (`figures.margins`) and turns Plotly's automargin off
     where it can bound every label's width, which spares Plotly measuring them in the browser and drawing the chart

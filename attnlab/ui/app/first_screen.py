@@ -3,7 +3,9 @@
 Eleven stage charts (twenty-two in a comparison) arriving together cost the browser one long task before any of
 them showed, on top of loading Plotly itself. So a session's runs draw only the first `FIRST_SCREEN` stages
 until a small script in the page sees the first chart drawn and asks for a rerun, which sends everything.
-Later runs of the session draw everything at once: the browser has Plotly loaded by then.
+Later runs of the session draw everything at once: the browser has Plotly loaded by then. A request that never
+reaches a run (it went astray among the page's other reruns, once in a browser test's many) would leave the page on
+its first screen for good, so while the script stays mounted, the page idle, it asks again every `RETRY_MS` * 2.
 """
 
 from __future__ import annotations
@@ -15,33 +17,54 @@ from attnlab.ui.app.i18n import t
 FIRST_SCREEN = 2  # stages sent before the browser has drawn a chart: a 1000-px-tall window shows less than two
 DRAWN = "app.chart_drawn"  # session flag: this session's browser has drawn a chart
 FALLBACK_MS = 6000  # ask for the rest anyway when no chart is drawn by then (a chart that failed, say)
+RETRY_MS = 2000  # asked, and the app idle for two of these since, yet the rest has not come: ask again
 PENDING = "data-attnlab-pending"  # on an element in the page while the rest is still to come (tests wait on it)
 
 JS = """
 export default function ({ data, setTriggerValue }) {
   const selector = '[data-testid="stPlotlyChart"] .main-svg';
+  let live = true;
   let asked = false;
+  let frame = 0;
+  let idleTicks = 0;
+  const send = () => { if (live) setTriggerValue("drawn", true); };  // never from an unmounted instance
   const ask = () => {
     if (!asked) {
       asked = true;
       observer.disconnect();
       clearTimeout(fallback);
-      setTriggerValue("drawn", true);
+      send();
     }
   };
   // ask once a frame with the chart in it has been painted, so the rest cannot join the task that draws it
-  const afterPaint = () => requestAnimationFrame(() => requestAnimationFrame(ask));
+  const afterPaint = () => { frame = requestAnimationFrame(() => { frame = requestAnimationFrame(ask); }); };
   const seen = () => {
     if (document.querySelector(selector)) {
       observer.disconnect();
       afterPaint();
     }
   };
+  // Still mounted after asking, with the app idle for two ticks in a row: the request went astray among the
+  // page's other reruns (the width probe's, say), and the rest would never come; ask again.
+  const watchdog = setInterval(() => {
+    const state = document.querySelector('[data-test-script-state]')?.getAttribute('data-test-script-state');
+    idleTicks = state === 'notRunning' ? idleTicks + 1 : 0;
+    if (asked && idleTicks >= 2) {
+      idleTicks = 0;
+      send();
+    }
+  }, data.retry_ms);
   const observer = new MutationObserver(seen);
   const fallback = setTimeout(ask, data.fallback_ms);
   observer.observe(document.body, { childList: true, subtree: true });
   seen();
-  return () => { observer.disconnect(); clearTimeout(fallback); };
+  return () => {
+    live = false;
+    observer.disconnect();
+    clearTimeout(fallback);
+    clearInterval(watchdog);
+    cancelAnimationFrame(frame);
+  };
 }
 """
 
@@ -64,4 +87,8 @@ def ask_for_the_rest(shown: int | None, total: int, say: str | None = None) -> N
     signal = st.components.v2.component(
         "attnlab.first_chart_drawn", html=f'<span {PENDING}="stages"></span>', js=JS, isolate_styles=False
     )
-    signal(key="app.first_chart_signal", data={"fallback_ms": FALLBACK_MS}, on_drawn_change=_mark_drawn)
+    signal(
+        key="app.first_chart_signal",
+        data={"fallback_ms": FALLBACK_MS, "retry_ms": RETRY_MS},
+        on_drawn_change=_mark_drawn,
+    )
