@@ -10,8 +10,8 @@ from attnlab.notebook.recipe import Figure, Recipe
 
 
 def kv_fix(v: dict[str, Any]) -> list[Replaced]:
-    """The page's reading of a link's typed shape and MLA section (attnlab.links_kv.settle_kv)."""
-    from attnlab.links_kv import settle_kv
+    """The page's reading of a link's typed shape and MLA section (attnlab.links.kv.settle_kv)."""
+    from attnlab.links.kv import settle_kv
 
     return [Replaced(*bad) for bad in settle_kv(v, v["link"])]
 

@@ -3,7 +3,7 @@
 It draws the painted text, the top ten, every head, one head's stages, the sink experiment and the run along
 training.
 
-The link is read as the page reads it (`attnlab.links_lm.settle_lm`: the model of the link's language when it names
+The link is read as the page reads it (`attnlab.links.lm.settle_lm`: the model of the link's language when it names
 none, a model the server does not offer replaced; the nearest checkpoint; an empty text the model's first text).
 """
 
@@ -36,7 +36,7 @@ def folder_of(name: str) -> Path | None:
 def fix_lm(v: dict[str, Any]) -> list[Replaced]:
     """The page's fall-backs: the model and text (settle_lm), an empty text, the nearest checkpoint, the layer and
     head past the model's own. Reads the folder's config.json and log.json only (no weights)."""
-    from attnlab.links_lm import nearest, settle_lm
+    from attnlab.links.lm import nearest, settle_lm
     from attnlab.lm.checkpoint import read_config
     from attnlab.lm.loading import run_steps
     from attnlab.lmlab.texts import first_text

@@ -13,7 +13,7 @@ import streamlit as st
 from attnlab import kvcache, links
 from attnlab.figures.kvcache import cache_figure, human_bytes
 from attnlab.kvcache import BYTES, H100_BYTES, MODELS, PARAMETERS, ModelShape
-from attnlab.links_kv import CUSTOM, settle_kv
+from attnlab.links.kv import CUSTOM, settle_kv
 from attnlab.params import divisor_at_most
 from attnlab.ui.app.i18n import t
 from attnlab.ui.app.state import PageState

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from attnlab.links_lm import LAST, SHIPPED, offered
+from attnlab.links.lm import LAST, SHIPPED, offered
 from attnlab.lm import LanguageModel
 from attnlab.lmlab.texts import first_text
 from attnlab.ui.app.i18n import current_lang, t

@@ -14,7 +14,7 @@ import streamlit as st
 
 from attnlab import links
 from attnlab.figures.palette import current
-from attnlab.links_lm import SHIPPED, nearest, offered, settle_lm
+from attnlab.links.lm import SHIPPED, nearest, offered, settle_lm
 from attnlab.lm import LanguageModel, allowed_models, extend, load, run_metrics
 from attnlab.lm.generation import Generation
 from attnlab.lmlab.reading import Reading, Top, read, top_at, top_of

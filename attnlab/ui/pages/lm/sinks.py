@@ -14,7 +14,7 @@ import streamlit as st
 
 from attnlab.figures.kvcache import kept_figure
 from attnlab.figures.lm import stream_figure
-from attnlab.links_lm import SHIPPED, SINKS
+from attnlab.links.lm import SHIPPED, SINKS
 from attnlab.lm import LanguageModel
 from attnlab.lmlab.streaming import Stream, running_mean, stream
 from attnlab.lmlab.texts import held_out, language_of

@@ -1,6 +1,6 @@
 """The key/value cache page's URL parameters and how its settings hang together; `attnlab.links` serves them.
 
-Apart from links.py only to keep each module short. Pure Python, like links.py: the model names come from
+One module of `attnlab.links`, one per page family. Pure Python, like the package: the model names come from
 `attnlab.kvcache` only when the scope is first asked for.
 """
 
@@ -71,7 +71,7 @@ def _kv() -> tuple[Param, ...]:
 
 def settle_kv(v: dict[str, Any], raw: dict[str, str]) -> list[tuple[str, str, str, str]]:
     """The typed shape and the MLA section made consistent; each replaced value as (name, what the link said, what is
-    used, reason), the fields of `links.Replaced` (built by the callers: links imports this module).
+    used, reason), the fields of `attnlab.links.common.Replaced` (the callers build it).
 
     kv_heads that do not divide heads become the largest divisor below them; a rotated key without a latent becomes
     0 (it belongs to MLA); a drawn head past the MLA's head count becomes the last head.

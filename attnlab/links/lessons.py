@@ -1,6 +1,6 @@
 """The lessons' URL parameters, one builder per lesson scope; `attnlab.links` serves them with every other page's.
 
-Apart from links.py only to keep each module short: read the two as one table. Pure Python, like links.py: each
+One module of `attnlab.links`, one per page family. Pure Python, like the package: each
 builder imports its lesson's module only when its scope is first asked for.
 """
 

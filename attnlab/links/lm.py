@@ -1,6 +1,6 @@
 """The Language model page's URL parameters and how its settings hang together; `attnlab.links` serves them.
 
-Apart from links.py only to keep each module short. `model` is read against what this server offers when the link
+One module of `attnlab.links`, one per page family. `model` is read against what this server offers when the link
 is read (the shipped `zh` and `en`, and `ATTNLAB_LM_MODELS`), so a server's list is honoured by the page and its
 notebook alike. `settle_lm` fills what depends on other values: a link without `model` opens the model of its
 language, one without `text` that model's first text; a model the server does not offer is replaced and said.
@@ -22,7 +22,7 @@ from attnlab.limits import (
 )
 from attnlab.params import Invalid, Param, float_param, int_param, text_param
 
-SHIPPED = ("zh", "en")  # attnlab.lm.SHIPPED (a test keeps the two equal): links.py imports no torch
+SHIPPED = ("zh", "en")  # attnlab.lm.SHIPPED (a test keeps the two equal): attnlab.links imports no torch
 LAST = -1  # `step=-1`: the last checkpoint
 WINDOW = 64  # the sink experiment's first window: StreamingLLM's cache sizes, scaled to a 256-character model
 SINKS = 4  # StreamingLLM keeps the first four tokens
