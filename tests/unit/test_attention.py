@@ -13,15 +13,10 @@ from hypothesis import strategies as st
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
 from attnlab.attention import AttentionSteps, attention_steps, causal_mask, mask_to_bias, stable_softmax
+from tests.near import assert_near
 
-TOL = {torch.float32: 1e-5, torch.float64: 1e-12}
 PROPS = settings(max_examples=60, deadline=None)
 DTYPES = st.sampled_from([torch.float32, torch.float64])
-
-
-def max_err(a: torch.Tensor, b: torch.Tensor) -> float:
-    assert a.shape == b.shape, (a.shape, b.shape)
-    return (a - b).abs().max().item() if a.numel() else 0.0
 
 
 @st.composite
@@ -60,8 +55,8 @@ def test_scale_zero_weighs_every_visible_key_alike():
     q, k, v = torch.randn(1, 4, 3), torch.randn(1, 4, 3), torch.randn(1, 4, 5)
     steps = attention_steps(q, k, v, is_causal=True, scale=0.0)
     visible = torch.ones(4, 4).tril()
-    assert torch.allclose(steps.weights[0], visible / visible.sum(-1, keepdim=True))
-    assert torch.allclose(steps.output[0], (visible / visible.sum(-1, keepdim=True)) @ v[0])
+    assert_near(steps.weights[0], visible / visible.sum(-1, keepdim=True))
+    assert_near(steps.output[0], (visible / visible.sum(-1, keepdim=True)) @ v[0])
 
 
 @PROPS
@@ -72,11 +67,11 @@ def test_output_matches_sdpa(case):
     assert ours.output.dtype == q.dtype
     if kwargs["scale"] is None or kwargs["scale"] > 0:  # torch 2.13's CPU flash kernel: NaN for scale <= 0 when causal
         ref = F.scaled_dot_product_attention(q, k, v, **kwargs)
-        assert max_err(ours.output, ref) <= TOL[q.dtype]
+        assert_near(ours.output, ref)
     # and against the reference math backend explicitly (the default may pick the CPU flash kernel)
     with sdpa_kernel(SDPBackend.MATH):
         ref_math = F.scaled_dot_product_attention(q, k, v, **kwargs)
-    assert max_err(ours.output, ref_math) <= TOL[q.dtype]
+    assert_near(ours.output, ref_math)
 
 
 @PROPS
@@ -84,15 +79,14 @@ def test_output_matches_sdpa(case):
 def test_every_stage(case):
     q, k, v, kwargs = case
     s = attention_steps(q, k, v, **kwargs)
-    tol = TOL[q.dtype]
     d_k = q.size(-1)
     expected_scale = 1 / math.sqrt(d_k) if kwargs["scale"] is None else kwargs["scale"]
     assert s.scale == pytest.approx(expected_scale, rel=1e-12)
 
     # scores = q @ k^T, computed independently as a sum of products
     dots = (q.unsqueeze(-2) * k.unsqueeze(-3)).sum(-1)
-    assert max_err(s.scores, dots) <= tol * 10
-    assert max_err(s.scaled, s.scores * expected_scale) <= tol
+    assert_near(s.scores, dots)
+    assert_near(s.scaled, s.scores * expected_scale)
 
     # the mask: exactly -inf where blocked, scaled (+ float mask) elsewhere, never a -1e9 sentinel
     allowed = torch.ones(q.size(-2), k.size(-2), dtype=torch.bool)
@@ -109,7 +103,7 @@ def test_every_stage(case):
     assert torch.equal(s.blocked, ~allowed)
     assert torch.isneginf(s.masked[~allowed]).all()
     expected_masked = (s.scaled + additive).expand_as(s.masked)
-    assert max_err(s.masked[allowed], expected_masked[allowed]) <= tol
+    assert_near(s.masked[allowed], expected_masked[allowed])
     assert torch.isfinite(s.masked[allowed]).all()
     assert s.bias.shape == s.masked.shape
 
@@ -119,17 +113,17 @@ def test_every_stage(case):
     assert (s.weights[~allowed] == 0).all()
     assert (s.weights >= 0).all()
     sums = s.weights.sum(-1)
-    assert max_err(sums[~empty], torch.ones_like(sums[~empty])) <= tol * 10
+    assert_near(sums[~empty], torch.ones_like(sums[~empty]))
     assert (sums[empty] == 0).all()
     assert (s.output[empty] == 0).all()
     ref = torch.softmax(s.masked, dim=-1)
-    assert max_err(s.weights[~empty], ref[~empty]) <= tol
+    assert_near(s.weights[~empty], ref[~empty])
     # the stable softmax's first step: every row that sees a key has max exactly 0 after the shift
     if (~empty).any():
         assert (s.shifted.amax(-1)[~empty] == 0).all()
     assert not torch.isnan(s.weights).any()
     assert s.dropped is s.weights  # no dropout requested
-    assert max_err(s.output, s.weights @ v) <= tol
+    assert_near(s.output, s.weights @ v)
 
 
 def test_steps_is_frozen_and_keeps_inputs():
@@ -155,7 +149,7 @@ def test_is_causal_is_top_left_aligned(dtype, t_q, t_k):
     assert torch.equal(s.blocked[0, 0], j > i)  # query i sees keys 0..i, whatever T_k is
     assert torch.equal(causal_mask(t_q, t_k), j <= i)
     assert not s.empty_rows.any()
-    assert max_err(s.output, F.scaled_dot_product_attention(q, k, v, is_causal=True)) <= TOL[dtype]
+    assert_near(s.output, F.scaled_dot_product_attention(q, k, v, is_causal=True))
     # is_causal is the same as passing the lower-triangular boolean mask
     same = attention_steps(q, k, v, attn_mask=causal_mask(t_q, t_k))
     assert torch.equal(same.output, s.output)
@@ -186,7 +180,7 @@ def test_query_that_sees_nothing_gets_zero(dtype, how):
             with sdpa_kernel(backend):
                 ref = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
         assert (ref[..., 1, :] == 0).all()
-        assert max_err(s.output, ref) <= TOL[dtype]
+        assert_near(s.output, ref)
 
 
 def test_blocked_cells_are_minus_inf_not_a_big_negative_number():
@@ -206,8 +200,8 @@ def test_a_finite_float_mask_is_added_not_treated_as_blocked():
     mask = torch.tensor([[-1e9, 0.5, 0.0, -2.0], [3.0, 0.0, 0.0, 0.0]], dtype=torch.float64)
     s = attention_steps(q, k, v, attn_mask=mask)
     assert not s.blocked.any()
-    assert max_err(s.masked, s.scaled + mask) == 0
-    assert max_err(s.output, F.scaled_dot_product_attention(q, k, v, attn_mask=mask)) <= 1e-12
+    assert torch.equal(s.masked, s.scaled + mask)  # the same sum, exact by construction
+    assert_near(s.output, F.scaled_dot_product_attention(q, k, v, attn_mask=mask))
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
@@ -220,15 +214,15 @@ def test_stable_softmax_survives_huge_scores(dtype):
     assert torch.isfinite(s.weights).all() and torch.isfinite(s.output).all()
     # row 0: scores (1e4, 0, 1e4) -> keys 0 and 2 tie; row 1: key 1 wins; row 2: key 2 wins
     expected = torch.tensor([[0.5, 0.0, 0.5], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]], dtype=dtype)
-    assert max_err(s.weights[0], expected) <= TOL[dtype]
-    assert max_err(s.output, F.scaled_dot_product_attention(q, k, v, scale=1.0)) <= TOL[dtype]
+    assert_near(s.weights[0], expected)
+    assert_near(s.output, F.scaled_dot_product_attention(q, k, v, scale=1.0))
 
 
 def test_stable_softmax_directly():
     x = torch.tensor([[1000.0, 1001.0], [float("-inf"), float("-inf")], [float("-inf"), 2.0]])
     shifted, w = stable_softmax(x)
     assert shifted[0].tolist() == [-1.0, 0.0]
-    assert max_err(w[0], torch.softmax(torch.tensor([0.0, 1.0]), -1)) <= 1e-7
+    assert_near(w[0], torch.softmax(torch.tensor([0.0, 1.0]), -1))
     assert w[1].tolist() == [0.0, 0.0]
     assert w[2].tolist() == [0.0, 1.0]
 
@@ -273,15 +267,15 @@ def test_dropout_draws_the_same_mask_as_sdpa(p, dtype, causal):
         ref = F.scaled_dot_product_attention(q, k, v, dropout_p=p, is_causal=causal)
     torch.manual_seed(1234)
     ref_default = F.scaled_dot_product_attention(q, k, v, dropout_p=p, is_causal=causal)
-    assert max_err(s.output, ref) <= TOL[dtype]
-    assert max_err(s.output, ref_default) <= TOL[dtype]
+    assert_near(s.output, ref)
+    assert_near(s.output, ref_default)
     # dropout actually happened, and the survivors are scaled by 1 / (1 - p)
     without = attention_steps(q, k, v, is_causal=causal)
-    assert max_err(s.weights, without.weights) == 0
+    assert torch.equal(s.weights, without.weights)  # the same softmax of the same scores
     kept = s.dropped != 0
     assert not kept[without.weights != 0].all()
-    assert max_err(s.dropped[kept], s.weights[kept] / (1 - p)) <= TOL[dtype]
-    assert max_err(s.output, s.dropped @ v) <= TOL[dtype]
+    assert_near(s.dropped[kept], s.weights[kept] / (1 - p))
+    assert_near(s.output, s.dropped @ v)
     # and a different seed gives a different mask
     torch.manual_seed(4321)
     other = attention_steps(q, k, v, dropout_p=p, is_causal=causal)

@@ -2,7 +2,7 @@
 
 MHA against nn.MultiheadAttention; GQA and MQA against SDPA with enable_gqa on key/value heads pooled here by
 hand (a loop over the groups); the cache arithmetic against the key/value cache sizes published for Llama models.
-Compared with numpy's assert_allclose (torch.testing imports 500 modules on first use), within 1e-12 in float64
+Compared with tests.near's assert_near (torch.testing imports 500 modules on first use), float64's pair
 where the same quantity is computed two ways.
 """
 
@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from attnlab.anatomy.grouped import cache_bytes_per_token, compare, grouped_weights, sharing
 from attnlab.multihead import MultiHeadWeights
+from tests.near import assert_near
 
 
 def pooled_by_hand(w: torch.Tensor, n_heads: int, n_kv: int) -> torch.Tensor:
@@ -51,9 +52,9 @@ def test_each_variant_is_sdpa_with_enable_gqa_on_heads_pooled_by_hand(shape, t, 
     found = compare(x, w, n_heads, n_kv, is_causal=causal)
     for v in found.variants:
         w_k, w_v = (pooled_by_hand(m, n_heads, v.n_kv_heads) for m in (w.w_k, w.w_v))
-        np.testing.assert_allclose(v.weights.w_k.numpy(), w_k.numpy(), rtol=0, atol=1e-12)
+        assert_near(v.weights.w_k.numpy(), w_k.numpy())
         ref = sdpa_output(x, w, w_k, w_v, n_heads, v.n_kv_heads, causal)
-        np.testing.assert_allclose(v.steps.output.numpy(), ref.numpy(), rtol=0, atol=1e-12)
+        assert_near(v.steps.output.numpy(), ref.numpy())
         np.testing.assert_array_equal(v.diff.numpy(), (v.steps.output - found.mha.steps.output).numpy())
     assert [v.n_kv_heads for v in found.variants] == list(dict.fromkeys([n_heads, n_kv, 1]))
 
@@ -65,7 +66,7 @@ def test_mha_is_nn_multiheadattention_and_the_others_move_away_from_it():
     mask = torch.ones(5, 5, dtype=torch.bool).triu(1)  # nn.MultiheadAttention: True = may not attend
     with torch.no_grad():
         ref, _ = w.to_torch(4)(x[None], x[None], x[None], attn_mask=mask)
-    np.testing.assert_allclose(found.mha.steps.output.numpy(), ref[0].numpy(), rtol=0, atol=1e-12)
+    assert_near(found.mha.steps.output.numpy(), ref[0].numpy())
     assert found.mha.max_diff == 0.0 and found.mha.rel_diff == 0.0
     gqa, mqa = found.variants[1:]
     assert gqa.max_diff > 0.01 and mqa.max_diff > 0.01  # random heads share little: pooling changes the output

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from attnlab.mla import MLAWeights, cache_per_token, mla_steps
 from tests.conftest import REFERENCE_GROUP
+from tests.near import assert_near
 
 shapes = st.tuples(
     st.integers(1, 24),  # d_model
@@ -28,14 +29,14 @@ shapes = st.tuples(
 @given(shape=shapes, seed=st.integers(0, 2**16), causal=st.booleans())
 def test_absorbed_gives_the_plain_weights_and_output(shape, seed, causal):
     d, h, c, nope, r, v, t = shape
-    for dtype, tol in ((torch.float32, 1e-5), (torch.float64, 1e-10)):
+    for dtype in (torch.float32, torch.float64):
         w = MLAWeights.random(d, h, c, nope, r, v, seed=seed, dtype=dtype)
         x = torch.randn(t, d, generator=torch.Generator().manual_seed(seed), dtype=dtype)
         plain = mla_steps(x, w, h, is_causal=causal)
         fold = mla_steps(x, w, h, is_causal=causal, absorbed=True)
         assert fold.k is None and fold.v is None and fold.q_absorbed.shape == (h, t, c + r)
-        torch.testing.assert_close(fold.weights, plain.weights, atol=tol, rtol=0)
-        torch.testing.assert_close(fold.output, plain.output, atol=tol, rtol=0)
+        assert_near(fold.weights, plain.weights)
+        assert_near(fold.output, plain.output)
         torch.testing.assert_close(fold.latent, plain.latent, atol=0, rtol=0)  # the same cache, bit for bit
 
 
@@ -45,14 +46,14 @@ def test_the_plain_path_is_sdpa_on_its_own_per_head_keys_and_values():
     s = mla_steps(x, w, 4)
     raw = x @ w.w_dkv  # the latent written again: x W_DKV, RMS-normalised
     latent = raw / raw.pow(2).mean(-1, keepdim=True).add(1e-6).sqrt() * w.kv_norm
-    torch.testing.assert_close(s.latent, latent)
+    assert_near(s.latent, latent)
     k_nope = torch.einsum("tc,chn->htn", latent, w.w_uk.view(16, 4, 8))
-    torch.testing.assert_close(s.k[..., :8], k_nope)
-    torch.testing.assert_close(s.k[..., 8:], s.k_rope.expand(4, 7, 4))  # every head reads the one rotated key
-    torch.testing.assert_close(s.v, torch.einsum("tc,chv->htv", latent, w.w_uv.view(16, 4, 6)))
+    assert_near(s.k[..., :8], k_nope)
+    assert torch.equal(s.k[..., 8:], s.k_rope.expand(4, 7, 4))  # every head reads the one rotated key, as it is
+    assert_near(s.v, torch.einsum("tc,chv->htv", latent, w.w_uv.view(16, 4, 6)))
     sdpa = F.scaled_dot_product_attention(s.q, s.k, s.v, is_causal=True, scale=1 / math.sqrt(12))
-    torch.testing.assert_close(s.heads, sdpa, atol=1e-12, rtol=0)
-    torch.testing.assert_close(s.output, sdpa.transpose(0, 1).reshape(7, 24) @ w.w_o)
+    assert_near(s.heads, sdpa)
+    assert_near(s.output, sdpa.transpose(0, 1).reshape(7, 24) @ w.w_o)
     assert s.cached_per_token == 16 + 4 < cache_per_token(32, 4, 4) == 64  # MHA of the same width: 2 x 32
 
 
@@ -62,7 +63,7 @@ def test_the_rotated_key_turns_with_deepseeks_interleaved_pairs():
     raw = torch.view_as_complex((x @ w.w_kr).view(5, 2, 2).contiguous())  # pairs (0, 1) and (2, 3)
     theta = 10000.0 ** (-torch.arange(0, 4, 2, dtype=torch.float64) / 4)
     turned = raw * torch.polar(torch.ones(5, 2, dtype=torch.float64), torch.arange(5.0)[:, None] * theta)
-    torch.testing.assert_close(mla_steps(x, w, 1).k_rope, torch.view_as_real(turned).flatten(1))
+    assert_near(mla_steps(x, w, 1).k_rope, torch.view_as_real(turned).flatten(1))
 
 
 def deepseek_case(h: int, d: int, c: int, nope: int, r: int, v: int, t: int, seed: int):
@@ -107,8 +108,8 @@ def test_equal_to_transformers_deepseek_v3_attention(h, d, c, nope, r, v, t, abs
     with torch.no_grad():
         out, weights = theirs(x, cos_sin, causal)
     s = mla_steps(x[0], ours, h, absorbed=absorbed)
-    torch.testing.assert_close(s.output, out[0], atol=1e-5, rtol=0)
-    torch.testing.assert_close(s.weights, weights[0], atol=1e-5, rtol=0)
+    assert_near(s.output, out[0])
+    assert_near(s.weights, weights[0])
 
 
 def test_bad_arguments_raise_naming_them():

@@ -19,8 +19,8 @@ from attnlab import masks
 from attnlab.multihead import MultiHeadWeights, merge_heads, multi_head_steps, pool_kv, project
 from attnlab.positions import alibi_bias
 from tests.conftest import REFERENCE_GROUP
+from tests.near import assert_near
 
-TOL = {torch.float32: 1e-5, torch.float64: 1e-12}
 RULES = [
     ("full", {}),
     ("causal", {}),
@@ -52,7 +52,7 @@ def test_grouped_heads_with_any_mask_equal_sdpa_with_enable_gqa(kind, kw, heads,
     mask = masks.build(kind, T, **kw)
     steps = multi_head_steps(x, x, weights, heads, n_kv_heads=kv_heads, rope=rope, attn_mask=mask)
     assert steps.n_kv_heads == kv_heads and steps.k_shared.shape == (kv_heads, T, 24 // heads)
-    assert (steps.heads.output - sdpa_reference(steps, mask)).abs().max() <= TOL[torch.float64]
+    assert_near(steps.heads.output, sdpa_reference(steps, mask))
     group = heads // kv_heads
     for h in range(heads):  # query head h reads key/value head h // group
         assert torch.equal(steps.heads.k[h], steps.k_shared[h // group])
@@ -68,7 +68,7 @@ def test_alibi_is_the_same_float_mask_for_sdpa(kind, kw, heads, kv_heads):
     bias = alibi_bias(heads, T).masked_fill(~allowed, float("-inf"))  # (H, T, T): ALiBi where allowed
     assert torch.equal(steps.alibi, alibi_bias(heads, T))
     assert torch.equal(steps.heads.masked, steps.heads.scaled + bias)  # the bias is added to the scaled scores
-    assert (steps.heads.output - sdpa_reference(steps, bias)).abs().max() <= TOL[torch.float64]
+    assert_near(steps.heads.output, sdpa_reference(steps, bias))
 
 
 def gym_alibi(n_heads: int):
@@ -96,7 +96,7 @@ def test_flex_attention_with_the_same_mask_mod_agrees(kind, kw):
     weights, x = case(16, 4, 2)
     steps = multi_head_steps(x, x, weights, 4, rope="half", attn_mask=masks.build(kind, T, **kw))
     rule = masks.mask_mod(kind, **kw)
-    assert (steps.heads.output - flex(steps, rule)).abs().max() <= TOL[torch.float64]
+    assert_near(steps.heads.output, flex(steps, rule))
 
 
 @REFERENCE_GROUP
@@ -105,7 +105,7 @@ def test_alibi_equals_flex_attention_with_attention_gyms_score_mod(kind, kw):
     weights, x = case(16, 4, 1)  # multi-query: one key/value head for four query heads
     steps = multi_head_steps(x, x, weights, 4, alibi=True, attn_mask=masks.build(kind, T, **kw))
     ref = flex(steps, masks.mask_mod(kind, **kw), gym_alibi(4))  # (kv - q) * m = -m |i - j| below the diagonal
-    assert (steps.heads.output - ref).abs().max() <= TOL[torch.float64]
+    assert_near(steps.heads.output, ref)
 
 
 def same(a: MultiHeadWeights, b: MultiHeadWeights) -> bool:
@@ -166,7 +166,7 @@ def test_cross_attention_rotates_queries_and_keys_at_their_own_positions():
     x_q, x_kv = torch.randn(3, 8, dtype=torch.float64), torch.randn(5, 8, dtype=torch.float64)
     steps = multi_head_steps(x_q, x_kv, weights, 2, rope="interleaved", alibi=True)
     assert steps.heads.weights.shape == (2, 3, 5) and steps.alibi.shape == (2, 3, 5)
-    assert (steps.heads.output - sdpa_reference(steps, alibi_bias(2, 3, 5))).abs().max() <= TOL[torch.float64]
+    assert_near(steps.heads.output, sdpa_reference(steps, alibi_bias(2, 3, 5)))
 
 
 def llama_case(heads: int, kv_heads: int, head_dim: int, base: float, t: int, seed: int):
@@ -206,12 +206,12 @@ def test_equal_to_transformers_llama_attention(heads, kv_heads, head_dim, base, 
         x[0], x[0], weights, heads, n_kv_heads=kv_heads, rope="half", rope_base=base, is_causal=True
     )
     assert weights.kv_heads(heads) == kv_heads
-    assert (steps.output - out[0]).abs().max() <= TOL[torch.float32]
-    assert (steps.heads.weights - weights_ref[0]).abs().max() <= TOL[torch.float32]
+    assert_near(steps.output, out[0])
+    assert_near(steps.heads.weights, weights_ref[0])
     concat_ref = merge_heads(
         F.scaled_dot_product_attention(steps.heads.q, steps.heads.k, steps.heads.v, is_causal=True)
     )
-    assert (project(concat_ref, weights.w_o) - out[0]).abs().max() <= TOL[torch.float32]
+    assert_near(project(concat_ref, weights.w_o), out[0])
 
 
 @REFERENCE_GROUP
