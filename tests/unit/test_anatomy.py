@@ -16,6 +16,7 @@ from attnlab.anatomy.neuron import THINKING_D_K, neuron, thinking_machines, vect
 from attnlab.attention import attention_steps
 from attnlab.multihead import MultiHeadWeights
 from attnlab.pipeline import LabConfig, run_lab
+from tests.near import assert_near
 
 PROPS = settings(max_examples=30, deadline=None)
 SHAPES = [(4, 1), (4, 2), (8, 2), (8, 4), (12, 3), (16, 8)]
@@ -48,7 +49,7 @@ def test_resplit_same_weights_different_patterns():
     assert {h: tuple(m.shape) for h, m in maps.items()} == {1: (1, 6, 6), 2: (2, 6, 6), 4: (4, 6, 6)}
     assert not torch.allclose(maps[1][0], maps[2][0])  # 1 head of 8 dims != head 1 of 2 heads of 4 dims
     for m in maps.values():
-        torch.testing.assert_close(m.sum(-1), torch.ones_like(m.sum(-1)))
+        assert_near(m.sum(-1), torch.ones_like(m.sum(-1)))
 
 
 def test_in_proj_weight_packs_transposed_projections():
@@ -67,7 +68,7 @@ def test_dropout_matches_torch_with_the_same_generator(p, causal):
     assert out.check.output <= 1e-12 and out.check.weights <= 1e-12 and out.check.sdpa <= 1e-12
     heads = out.steps.heads
     kept = heads.dropped != 0
-    torch.testing.assert_close(heads.dropped[kept], heads.weights[kept] / (1 - p))  # F.dropout's scaling
+    assert_near(heads.dropped[kept], heads.weights[kept] / (1 - p))  # F.dropout's scaling
     if p == 0:
         assert out.zeroed == 0 and torch.equal(heads.dropped, heads.weights)
 
@@ -109,7 +110,7 @@ def test_cross_defaults_match_torch_and_shapes():
     assert check.sdpa <= 1e-12 and check.mha <= 1e-12 and check.decoder <= 1e-12
     weights = result.cross.heads.weights
     assert torch.all(weights[..., 4:] == 0)  # padded source tokens get weight 0
-    torch.testing.assert_close(weights.sum(-1), torch.ones(2, 6, dtype=torch.float64))
+    assert_near(weights.sum(-1), torch.ones(2, 6, dtype=torch.float64))
 
 
 def test_cross_different_lengths_and_causal_decoder():
@@ -145,11 +146,11 @@ def test_bottleneck_uniform_weights_give_the_mean():
     keep = torch.tensor([True, True, True, False])
     uniform = torch.tensor([[1 / 3, 1 / 3, 1 / 3, 0.0]] * 2, dtype=torch.float64)
     b = bottleneck(states, uniform, keep)
-    torch.testing.assert_close(b.c, states[:3].mean(0))
+    assert_near(b.c, states[:3].mean(0))
     assert float(b.distance.max()) < 1e-12 and b.spread < 1e-12
     picky = torch.tensor([[1.0, 0, 0, 0], [0, 0, 1.0, 0]], dtype=torch.float64)
     b2 = bottleneck(states, picky, keep)
-    torch.testing.assert_close(b2.contexts, states[[0, 2]])
+    assert_near(b2.contexts, states[[0, 2]])
     assert b2.spread > 0
     assert bottleneck(states, uniform, torch.zeros(4, dtype=torch.bool)) is None
 
@@ -166,13 +167,13 @@ def test_neuron_row_equals_attention_output_row(shape, seed, causal, data):
     h = data.draw(st.integers(0, heads - 1))
     i = data.draw(st.integers(0, len(result.tokens) - 1))
     n = neuron(steps.q[h], steps.k[h], steps.v[h], i, is_causal=causal)
-    torch.testing.assert_close(n.products.sum(-1), steps.scores[h, i])
-    torch.testing.assert_close(n.dots, steps.scores[h, i], rtol=0, atol=1e-12)
-    torch.testing.assert_close(n.weights, steps.weights[h, i], rtol=0, atol=1e-12)
-    torch.testing.assert_close(n.z, steps.output[h, i], rtol=0, atol=1e-12)
-    torch.testing.assert_close(n.weighted.sum(0), result.steps.heads.output[h, i], rtol=0, atol=1e-12)
+    assert_near(n.products.sum(-1), steps.scores[h, i])
+    assert_near(n.dots, steps.scores[h, i])
+    assert_near(n.weights, steps.weights[h, i])
+    assert_near(n.z, steps.output[h, i])
+    assert_near(n.weighted.sum(0), result.steps.heads.output[h, i])
     sdpa = F.scaled_dot_product_attention(steps.q, steps.k, steps.v, is_causal=causal)
-    torch.testing.assert_close(n.z, sdpa[h, i], rtol=0, atol=1e-12)
+    assert_near(n.z, sdpa[h, i])
 
 
 def test_neuron_with_every_key_hidden_sees_nothing():
@@ -195,9 +196,9 @@ def test_thinking_machines_numbers_are_computed():
     assert n.scale == 1 / 8
     assert n.scaled.tolist() == [14.0, 12.0]
     assert [round(w, 2) for w in n.weights.tolist()] == [0.88, 0.12]
-    assert n.weights[0].item() == pytest.approx(1 / (1 + math.exp(-2)), abs=1e-15)
+    assert_near(n.weights[0].item(), 1 / (1 + math.exp(-2)))
     steps = attention_steps(preset.q, preset.k, preset.v)
-    torch.testing.assert_close(n.z, steps.output[0], rtol=0, atol=1e-12)
+    assert_near(n.z, steps.output[0])
     f32 = thinking_machines(dtype=torch.float32)
     assert (f32.q[0] @ f32.k.T).tolist() == [112.0, 96.0]
     assert torch.equal(thinking_machines().k, preset.k)  # deterministic
@@ -261,5 +262,5 @@ def test_traced_neuron_agrees_with_the_full_row_and_sdpa(causal):
     for i in range(steps.q.size(-2)):
         traced = trace(steps.q[1], steps.k[1], steps.v[1], i, is_causal=causal)
         expected = F.scaled_dot_product_attention(steps.q[1], steps.k[1], steps.v[1], is_causal=causal)[i]
-        assert torch.allclose(traced.neuron.z, expected, atol=1e-12)
+        assert_near(traced.neuron.z, expected)
         assert traced.against_row <= 1e-12 and traced.against_sdpa <= 1e-12

@@ -20,6 +20,7 @@ from attnlab.attnfile.rule import layer_weights, visible, weights
 from attnlab.figures import query_key_map
 from attnlab.qkmap import agreement, qk_map, visible_keys
 from attnlab.sources import check, kv_head
+from tests.near import assert_near
 from tests.unit.test_attnfile import meta_for, raw_file, reason
 
 L, H, H_KV, T, D = 2, 4, 2, 6, 3
@@ -64,7 +65,7 @@ def test_the_rule_functions_agree_with_sdpa_on_grouped_heads():
     allowed = visible(T, T, True, 3)
     w = weights(q, k, 0.7, None, allowed)
     out = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=allowed, scale=0.7, enable_gqa=True)
-    assert (w @ v.repeat_interleave(H // H_KV, dim=0) - out).abs().max() <= 1e-5
+    assert_near(w @ v.repeat_interleave(H // H_KV, dim=0), out)
     assert visible_keys(T, 4, True, 3).tolist() == [2, 3, 4] and visible_keys(T, 1, True, 3).tolist() == [0, 1]
 
 

@@ -12,11 +12,11 @@ import torch
 from attnlab.attnfile import capture, file_bytes, from_language_model, load
 from attnlab.attnfile.rule import layer_weights
 from tests.conftest import REFERENCE_GROUP
+from tests.near import assert_near
 from tests.unit.test_attnfile_capture import hf
 from tests.unit.test_lm import TEXT, tiny_model
 
 pytestmark = REFERENCE_GROUP  # with the other tests that import transformers: one worker imports it
-TOL = 1e-5
 
 
 class LMTokenizer:
@@ -40,7 +40,7 @@ def test_our_llama_gives_the_file_transformers_gives_for_the_same_weights(tmp_pa
     assert ours.has_qk and not ours.qk_declined and ours.causal and ours.tokens == theirs.tokens
     assert ours.queries.shape == theirs.queries.shape and ours.keys.shape == (2, 2, len(ours.tokens), 8)
     for name in ("attentions", "queries", "keys"):
-        assert (getattr(ours, name) - getattr(theirs, name)).abs().max() <= TOL, name
+        assert_near(getattr(ours, name), getattr(theirs, name), msg=name)
     assert ours.scale == theirs.scale and ours.window == theirs.window == ()
     back = load("lm.safetensors", file_bytes(ours))
     assert back.n_kv_heads == 2 and torch.equal(back.keys, ours.keys)
@@ -51,7 +51,7 @@ def test_a_layers_sliding_window_is_stated_and_kept_to():
     f = from_language_model(lm, TEXT)
     assert f.has_qk and f.window == (None, 4)
     assert float(f.attentions[1, :, 6:, :2].max()) == 0.0  # past the window of 4, the first keys are out of sight
-    assert (layer_weights(f, 1) - f.attentions[1]).abs().max() <= TOL
+    assert_near(layer_weights(f, 1), f.attentions[1])
 
 
 def test_weights_the_queries_and_keys_do_not_give_back_are_declined(monkeypatch):

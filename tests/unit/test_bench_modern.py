@@ -21,6 +21,7 @@ from attnlab.bench.maskrule import MaskRule, parse_mask
 from attnlab.bench.measure import rule_flops
 from attnlab.bench.reference import reference_attention
 from tests.conftest import REFERENCE_GROUP
+from tests.near import assert_near
 
 pytestmark = REFERENCE_GROUP  # eager FlexAttention imports torch._dynamo (seconds): one worker pays it
 FAST = dict(warmup=0, min_reps=1, max_reps=2, min_time_s=0.0, max_time_s=0.01)
@@ -50,7 +51,7 @@ def test_the_float64_reference_is_pytorchs_answer_for_every_rule_and_grouping(ma
     for kv in (4, 2, 1):
         k, v = torch.randn(2, kv, T, 8, generator=gen), torch.randn(2, kv, T, 8, generator=gen)
         got = reference_attention(q, k, v, rule=None if rule.kind == "full" else rule.mask_mod(T))
-        torch.testing.assert_close(got, torch_answer(q, k, v, rule), rtol=0, atol=1e-12)
+        assert_near(got, torch_answer(q, k, v, rule))
 
 
 @pytest.mark.parametrize("mask, kv", [(mask, 2) for mask in RULES] + [("window:5", 4)])

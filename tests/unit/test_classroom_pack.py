@@ -70,7 +70,7 @@ def test_npz_loads_without_pickle_and_holds_the_right_numbers(result):
         assert sorted(npz.files) == sorted([*EXPECTED_NAMES, "tokens"])
         assert npz["tokens"].tolist() == result.tokens
         for name, expected in reference(result).items():
-            np.testing.assert_allclose(npz[name], expected.numpy(), atol=1e-12)
+            np.testing.assert_allclose(npz[name], expected.numpy(), atol=1e-12)  # the same float64 numbers, written
         assert np.isneginf(npz["masked_h1"]).sum() == len(result.tokens) * (len(result.tokens) - 1) // 2
 
 

@@ -210,6 +210,7 @@ def test_the_notebook_of_a_modern_link_rebuilds_the_runs_figures_in_the_pages_or
     assert len(figures) == len(NAMES) + 3  # RoPE's rotation and angles in the scores, ALiBi's bias in the mask
     result = run_lab(MODERN)
     z = [[_decode(trace["z"]) for trace in fig.to_plotly_json()["data"]] for fig in figures]
+    # the notebook's run is this run, drawn: the same float64 numbers, so numpy's default rtol (1e-7) is room enough
     np.testing.assert_allclose(z[3][0], result.steps.v.numpy())  # V: the two shared heads only
     np.testing.assert_allclose(z[4][1], result.steps.heads.q[0].numpy())  # q rotated, then k and k rotated
     np.testing.assert_allclose(z[4][3], result.steps.k_shared[0].numpy())

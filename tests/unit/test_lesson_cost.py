@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 import torch
 
 from attnlab.lessons import cost
 from attnlab.limits import MAX_COST_T, MIN_COST_T
+from tests.near import assert_near
 
 
 def test_seq_lens_and_slope_fit():
@@ -62,7 +62,7 @@ def test_the_time_budget_shares_itself_out_and_skips_what_does_not_fit(monkeypat
 def test_explicit_path_matches_sdpa():
     q, k, v = (torch.randn(32, 8) for _ in range(3))
     out, _ = cost.explicit_attention(q, k, v)
-    np.testing.assert_allclose(out, torch.nn.functional.scaled_dot_product_attention(q, k, v), atol=1e-5)
+    assert_near(out, torch.nn.functional.scaled_dot_product_attention(q, k, v))
 
 
 def test_recorded_series_from_a_bench_file(tmp_path):

@@ -12,10 +12,11 @@ import shutil
 import pytest
 import torch
 
-from attnlab.limits import MAX_LM_BYTES, TOL_LM_LOGITS
+from attnlab.limits import MAX_LM_BYTES, RTOL_FLOAT32, TOL_LM_LOGITS
 from attnlab.lm import load
 from attnlab.lm.vocab import BOS, UNK, CharVocab
 from tests.conftest import REFERENCE_GROUP
+from tests.near import assert_near
 
 pytestmark = REFERENCE_GROUP
 CHARS = list("abcdefghijklmnopqrstuvwxyz ,.")
@@ -97,9 +98,9 @@ def test_a_folder_transformers_saved_loads_with_the_same_logits(folders, family)
     with torch.no_grad():
         theirs = model(x, output_attentions=True)
     ours = lm.forward(x)
-    assert torch.allclose(ours.logits, theirs.logits, atol=TOL_LM_LOGITS, rtol=0)
+    assert_near(ours.logits, theirs.logits, (TOL_LM_LOGITS, RTOL_FLOAT32))
     for a, b in zip(ours.attentions, theirs.attentions, strict=True):
-        assert torch.allclose(a, b, atol=1e-5, rtol=0)
+        assert_near(a, b)
     slides = [w is not None for w in lm.cfg.windows]
     assert slides == {"llama": [False, False], "qwen2": [False, True], "mistral": [True, True]}[family]
 

@@ -67,6 +67,7 @@ def test_the_metrics_are_measured_on_the_stored_weights(run):
 
     lm = load(folder)
     first, second = copy_losses(lm, random_strings(len(lm.vocab)))
+    # the same stored weights through the same pass in this process: equal but for the order of a float64 mean
     assert (first, second) == pytest.approx((metrics["copy_loss_first"], metrics["copy_loss_second"]), abs=1e-6)
 
 

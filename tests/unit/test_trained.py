@@ -12,6 +12,7 @@ import torch.nn.functional as F
 from attnlab.limits import TRAINED_MAX_SYMBOLS
 from attnlab.trained import SymbolError, evaluate, load, run_dir
 from attnlab.trained.data import VOCAB, repeating
+from tests.near import assert_near
 
 
 @pytest.fixture(scope="module")
@@ -32,8 +33,8 @@ def test_contract_fields(two):
     assert r.tokens[1:] == list("abcdabc") and t == 8
     assert r.attentions.dtype == np.float32 and r.attentions.shape == (2, two.n_heads, t, t)
     assert r.probs.dtype == np.float32 and r.probs.shape == (t, len(two.vocab))
-    np.testing.assert_allclose(r.probs.sum(-1), 1, atol=1e-5)
-    np.testing.assert_allclose(r.attentions.sum(-1), 1, atol=1e-5)
+    assert_near(r.probs.sum(-1), 1)
+    assert_near(r.attentions.sum(-1), 1)
 
 
 def test_a_later_symbol_never_changes_earlier_predictions_or_weights(two):
@@ -55,7 +56,7 @@ def test_forward_equals_plain_torch_sdpa(two):
         o = F.scaled_dot_product_attention(q, k, v, is_causal=True)
         x = x + o.transpose(1, 2).reshape(x.shape) @ m.w_o[layer]
     want = torch.softmax(x @ m.unembed, -1)[0]
-    np.testing.assert_allclose(two.run("k3m9zk3m9zk3").probs, want.detach().numpy(), atol=1e-5)
+    assert_near(two.run("k3m9zk3m9zk3").probs, want.detach().numpy())
 
 
 def test_the_two_layer_model_predicts_repeats_and_the_one_layer_control_does_not(two, one):
@@ -88,7 +89,7 @@ def test_the_untrained_checkpoint_guesses_uniformly():
 def test_head_steps_are_the_runs_weights(two):
     r = two.run("xyz12xyz1", ablate=[(0, 1)])
     s = two.head_steps(r, 1, 2)
-    np.testing.assert_allclose(s.weights.numpy(), r.attentions[1, 2], atol=1e-6)
+    assert_near(s.weights.numpy(), r.attentions[1, 2])
     assert s.q.shape == (len(r.tokens), 16) and bool(s.blocked[0, 1])
 
 
@@ -96,11 +97,11 @@ def test_layer_steps_carry_the_stream_and_the_ablation_from_one_layer_to_the_nex
     r = two.run("xyz12xyz1", ablate=[(0, 1)])
     first, second = two.layer_steps(r, 0), two.layer_steps(r, 1)
     for layer, steps in enumerate((first, second)):
-        np.testing.assert_allclose(steps.heads.weights.numpy(), r.attentions[layer], atol=1e-6)
+        assert_near(steps.heads.weights.numpy(), r.attentions[layer])
     d_k = first.d_k
     assert first.concat[:, d_k : 2 * d_k].abs().max() == 0  # head 1.2 zeroed: it writes nothing
     assert first.concat[:, :d_k].abs().max() > 0
-    torch.testing.assert_close(second.x_q, first.x_q + first.output)  # the residual stream between the layers
+    assert_near(second.x_q, first.x_q + first.output)  # the residual stream between the layers
 
 
 @pytest.mark.parametrize(

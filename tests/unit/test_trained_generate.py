@@ -7,6 +7,7 @@ import pytest
 
 from attnlab.trained import SymbolError, generate, load
 from attnlab.trained.generation import step_cost, step_times
+from tests.near import assert_near
 
 
 @pytest.fixture(scope="module", params=["induction-2l", "induction-1l"])
@@ -25,11 +26,11 @@ def test_every_step_equals_the_full_forward_on_its_prefix(model, prompt):
         t = len(symbols) + 1
         assert step.keys.shape == (model.n_layers, model.n_heads, t, 16) == step.values.shape
         assert step.weights.shape == (model.n_layers, model.n_heads, t) and step.probs.shape == (len(model.vocab),)
-        np.testing.assert_allclose(step.probs, run.probs[-1], atol=1e-5)
-        np.testing.assert_allclose(step.weights, run.attentions[:, :, -1], atol=1e-5)
-        np.testing.assert_allclose(step.keys, np.stack([s.k[0].numpy() for s in full]), atol=1e-5)
-        np.testing.assert_allclose(step.values, np.stack([s.v[0].numpy() for s in full]), atol=1e-5)
-        np.testing.assert_allclose(step.query, np.stack([s.q[0, :, -1].numpy() for s in full]), atol=1e-5)
+        assert_near(step.probs, run.probs[-1])
+        assert_near(step.weights, run.attentions[:, :, -1])
+        assert_near(step.keys, np.stack([s.k[0].numpy() for s in full]))
+        assert_near(step.values, np.stack([s.v[0].numpy() for s in full]))
+        assert_near(step.query, np.stack([s.q[0, :, -1].numpy() for s in full]))
         assert step.token == symbols[-1] and step.symbol == model.vocab[int(np.argmax(run.probs[-1]))]
         symbols.append(step.symbol)
 
@@ -38,7 +39,7 @@ def test_the_cache_follows_ablation_too():
     two = load("induction-2l")
     steps = generate(two, "k 3 x m k 3", 3, ablate=((1, 0),))
     run = two.run("k 3 x m k 3".split() + [steps[0].symbol, steps[1].symbol], ablate=((1, 0),))
-    np.testing.assert_allclose(steps[2].probs, run.probs[-1], atol=1e-5)
+    assert_near(steps[2].probs, run.probs[-1])
 
 
 def test_the_two_layer_model_continues_the_pattern_and_the_control_does_not():

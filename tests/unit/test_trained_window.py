@@ -9,6 +9,7 @@ import torch.nn.functional as F
 
 from attnlab.masks import build
 from attnlab.trained import Decoder, generate, load
+from tests.near import assert_near
 
 PROMPT = "k 3 x m q 7 k 3 x m q 7 k 3".split()  # period 6
 
@@ -48,9 +49,9 @@ def test_each_step_is_the_full_run_under_the_window_rule_and_holds_only_the_cach
         assert list(step.positions) == expected
         assert len(step.positions) <= sinks + window
         assert step.keys.shape[2] == step.values.shape[2] == step.weights.shape[2] == len(expected)
-        np.testing.assert_allclose(step.probs, probs[newest], atol=1e-5)
-        np.testing.assert_allclose(step.weights, weights[:, :, newest, expected], atol=1e-5)
-        np.testing.assert_allclose(step.weights.sum(-1), 1.0, atol=1e-5)  # nothing it attended to was evicted
+        assert_near(step.probs, probs[newest])
+        assert_near(step.weights, weights[:, :, newest, expected])
+        assert_near(step.weights.sum(-1), 1.0)  # nothing it attended to was evicted
         assert step.symbol == two.vocab[int(np.argmax(probs[newest]))]
 
 
@@ -61,9 +62,9 @@ def test_a_window_as_long_as_the_sequence_is_contract_12s_generate():
         windowed = generate(model, PROMPT, 10, window=len(PROMPT) + 11, sinks=2)
         assert [s.symbol for s in windowed] == [s.symbol for s in plain]
         for a, b in zip(plain, windowed, strict=True):
-            np.testing.assert_allclose(b.probs, a.probs, atol=1e-5)
-            np.testing.assert_allclose(b.weights, a.weights, atol=1e-5)
-            np.testing.assert_allclose(b.keys, a.keys, atol=1e-5)
+            assert_near(b.probs, a.probs)
+            assert_near(b.weights, a.weights)
+            assert_near(b.keys, a.keys)
             assert list(a.positions) == list(b.positions) == list(range(a.keys.shape[2]))
 
 
