@@ -17,12 +17,11 @@ from dataclasses import dataclass, field, replace
 import torch
 
 from attnlab import masks
-from attnlab.limits import MAX_WEIGHT, TOL_FLOAT64
+from attnlab.limits import MAX_WEIGHT
 from attnlab.multihead import MultiHeadSteps, MultiHeadWeights, multi_head_steps
 from attnlab.params import Invalid, parse_number
 from attnlab.tokens import MAX_TOKENS, input_matrix, tokenize
 
-TOLERANCE = TOL_FLOAT64  # float64 end to end
 Edits = dict[tuple[str, int, int], float]
 
 
@@ -118,7 +117,7 @@ class Check:
 
     sdpa_per_head: list[float]  # max |ours - F.scaled_dot_product_attention| for each head (enable_gqa, same mask)
     mha: float  # max |ours - the reference| after W_O (see `after`)
-    tolerance: float
+    tolerance: float  # the largest |difference| allowed: attnlab.tolerance.bound of the outputs compared
     after: str = "mha"  # "mha": nn.MultiheadAttention; "sdpa": SDPA's heads through W_O (it cannot hold RoPE or GQA)
     flex_per_head: list[float] | None = None  # FlexAttention (eager) per head, when asked for and where it runs
     flex_error: str | None = None  # why FlexAttention could not run, if it could not

@@ -7,7 +7,7 @@ import math
 import pandas as pd
 import streamlit as st
 
-from attnlab.limits import TOL_FLOAT64
+from attnlab.limits import RTOL_FLOAT64, TOL_FLOAT64
 from attnlab.ui.app.i18n import t
 
 
@@ -18,13 +18,20 @@ def fmt_diff(value: float) -> str:
     return "0" if value == 0 else f"{value:.1e}"
 
 
-def check_table(rows: list[tuple[str, str, float]], tol: float = TOL_FLOAT64) -> None:
-    """A small table of (what, compared with, max |Δ|) with a pass/fail line above it."""
+def check_table(
+    rows: list[tuple[str, str, float]], size: float, pair: tuple[float, float] = (TOL_FLOAT64, RTOL_FLOAT64)
+) -> None:
+    """A small table of (what, compared with, max |Δ|) with a pass/fail line above it.
+
+    Allowed: the pair's floor plus its relative part of `size`, the largest |value| compared (`attnlab.tolerance`):
+    an edited weight of 1000 makes values whose last bits no other summation order keeps.
+    """
+    tol = pair[0] + pair[1] * size
     finite = [err for *_, err in rows if not math.isnan(err)]
     if finite and max(finite) <= tol:
-        st.success(t("anatomy.check_pass", tol=f"{tol:.0e}"), icon=":material/check_circle:")
+        st.success(t("anatomy.check_pass", tol=f"{tol:.1e}"), icon=":material/check_circle:")
     elif finite:
-        st.error(t("anatomy.check_fail", tol=f"{tol:.0e}"), icon=":material/error:")
+        st.error(t("anatomy.check_fail", tol=f"{tol:.1e}"), icon=":material/error:")
     frame = pd.DataFrame(
         [(what, against, fmt_diff(err)) for what, against, err in rows],
         columns=[t("anatomy.col_what"), t("anatomy.col_against"), "max |Δ|"],

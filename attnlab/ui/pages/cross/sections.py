@@ -11,6 +11,7 @@ from attnlab.anatomy.cross import CrossConfig, CrossResult, check_cross
 from attnlab.figures import dim_labels, matrices_figure, matrix_figure
 from attnlab.limits import MAX_TOKENS
 from attnlab.tokens import tokenize
+from attnlab.tolerance import size
 from attnlab.ui.app.i18n import t
 from attnlab.ui.app.state import PageState
 from attnlab.ui.app.text import md_escape
@@ -173,7 +174,8 @@ def check_section(result: CrossResult) -> None:
             (t("cross.check_cross"), "F.scaled_dot_product_attention", check.sdpa),
             (t("cross.check_cross"), "nn.MultiheadAttention", check.mha),
             (t("cross.check_decoder"), "nn.MultiheadAttention", check.decoder),
-        ]
+        ],
+        max(size(result.cross.output), size(result.decoder.output)),
     )
     if math.isnan(check.mha):
         st.info(t("cross.mha_nan"), icon=":material/info:")

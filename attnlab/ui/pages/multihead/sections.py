@@ -16,9 +16,10 @@ from attnlab.anatomy.heads import (
     resplit,
 )
 from attnlab.figures import dim_labels, head_columns_figure, matrices_figure, matrix_figure
-from attnlab.limits import TOL_FLOAT32
+from attnlab.limits import RTOL_FLOAT32, TOL_FLOAT32
 from attnlab.params import Invalid, divisors
 from attnlab.pipeline import LabResult
+from attnlab.tolerance import size
 from attnlab.ui.app.i18n import t
 from attnlab.ui.app.state import PageState
 from attnlab.ui.app.text import code
@@ -168,7 +169,8 @@ def fused_section(result: LabResult) -> None:
     f64, f32 = fused_vs_separate(result.x, result.weights), fused_vs_separate(result.x.float(), result.weights)
     rows = [(f"{m.upper()} (float64)", t("multihead.separate"), f64.diffs[m]) for m in "qkv"]
     rows += [(f"{m.upper()} (float32)", t("multihead.separate"), f32.diffs[m]) for m in "qkv"]
-    check_table(rows, tol=TOL_FLOAT32)
+    steps = result.steps
+    check_table(rows, max(size(steps.q), size(steps.k), size(steps.v)), (TOL_FLOAT32, RTOL_FLOAT32))
     st.caption(t("multihead.fused_caption"))
 
 
@@ -236,7 +238,8 @@ def torch_section(run: DropoutResult) -> None:
             (t("multihead.row_sdpa", label=label), "F.scaled_dot_product_attention", run.check.sdpa),
         ]
         + [(f"in_proj_weight[{m.upper()}]", f"W_{m.upper()}ᵀ", packing[m]) for m in "qkv"]
-        + [("out_proj.weight", "W_Oᵀ", packing["o"])]
+        + [("out_proj.weight", "W_Oᵀ", packing["o"])],
+        max(size(run.steps.output), size(run.weights.w_o), 1.0),  # weights: at most 1
     )
     packed = run.weights.fused_qkv().T.numpy()
     in_rows = [f"{m}{i}" for m in ("q", "k", "v") for i in range(d_model)]

@@ -9,6 +9,7 @@ import torch
 from attnlab import links
 from attnlab.anatomy.neuron import TracedNeuron, thinking_machines, trace
 from attnlab.figures import dim_labels, matrix_figure, vector
+from attnlab.tolerance import size
 from attnlab.ui.app.i18n import t
 from attnlab.ui.app.state import PageState
 from attnlab.ui.app.text import md_escape
@@ -191,6 +192,7 @@ def stages_of(view: Traced) -> None:
         [
             (what, t("neuron.check_against"), traced.against_row),
             (what, "F.scaled_dot_product_attention", traced.against_sdpa),
-        ]
+        ],
+        size(n.z),
     )
     st.caption(t("neuron.check_caption", diff=fmt_diff(traced.against_row)))

@@ -48,8 +48,8 @@ def check_panel(run: EncoderRun) -> None:
         verdict, icon=":material/check_circle:" if result.passed else ":material/error:"
     )
     rows = [
-        (t("real.check_attention"), f"{result.attention_err:.1e}", f"≤ {result.tolerance:.0e}"),
-        (t("real.check_hidden"), f"{result.hidden_err:.1e}", f"≤ {result.tolerance:.0e}"),
+        (t("real.check_attention"), f"{result.attention_err:.1e}", f"≤ {result.attention_bound:.1e}"),
+        (t("real.check_hidden"), f"{result.hidden_err:.1e}", f"≤ {result.hidden_bound:.1e}"),
         (t("real.check_cosine"), f"{result.cosine:.7f}", f"≥ {result.min_cosine}"),
     ]
     box.dataframe(
