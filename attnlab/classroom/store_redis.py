@@ -26,6 +26,8 @@ from attnlab.limits import CLASS_IDLE_S
 from attnlab.stages import N_STEPS
 
 TIMEOUT_S = 2.0  # a poll that cannot reach Redis says so within this, rather than hang the page
+MAX_CONNECTIONS = 32  # per process: a burst of answers waits for a free one rather than open hundreds
+POOL_WAIT_S = 10.0  # how long a call waits for a free connection (each is held for well under a millisecond)
 TTL_S = CLASS_IDLE_S + 600  # Redis's own expiry: after the logical one, so the contract's clock decides
 TOUCH = f"""
 local function touch(p, round, ttl)
@@ -132,13 +134,16 @@ class RedisStore(ClassStore):
         from redis.retry import Retry
 
         self._errors = redis.RedisError
-        self.client = redis.Redis.from_url(
+        pool = redis.BlockingConnectionPool.from_url(
             url,
+            max_connections=MAX_CONNECTIONS,
+            timeout=POOL_WAIT_S,
             decode_responses=True,
             socket_timeout=TIMEOUT_S,
             socket_connect_timeout=TIMEOUT_S,
             retry=Retry(NoBackoff(), 1),
         )
+        self.client = redis.Redis(connection_pool=pool)
         self._scripts = {
             name: self.client.register_script(body)
             for name, body in {
