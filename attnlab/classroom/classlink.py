@@ -155,3 +155,26 @@ def right(question: Question | None, key: str) -> bool:
         return question.grade(key).correct
     except AnswerError:
         return False
+
+
+def right_answer(question: Question) -> str:
+    """A text the question grades right: its grade then explains the answer to whoever gave none (or a wrong one)."""
+    if isinstance(question, ArgmaxQuestion):
+        j = question.top[0]
+        candidates = [question.tokens[j], str(j + 1), f"#{j + 1}"]  # the token, unless another reads the same
+    elif isinstance(question, RowSumQuestion):
+        candidates = ["1", ", ".join(f"{s:g}" for s in question.sums)]
+    elif isinstance(question, ShapeQuestion):
+        candidates = [" × ".join(map(str, question.shape))]
+    elif isinstance(question, MaskQuestion):
+        blocked = question.expected
+        candidates = [str(len(blocked)) if question.form == "count" else spelled(question, blocked)]
+    else:
+        candidates = [str(question.expected)]
+    for text in candidates:
+        try:
+            if question.grade(text).correct:
+                return text
+        except AnswerError:
+            continue
+    raise ValueError(f"no right answer found for {question.uid}")  # a bug: every question has one
