@@ -161,6 +161,8 @@ def test_answers_show_as_text_and_refusals_are_one_line_in_the_students_language
 def test_a_teacher_who_lost_the_session_resumes_with_the_key_and_a_wrong_key_changes_nothing(store_url, lang):
     teacher, code, key = start_class("en", step="5", seed="9")
     lost = student(code, lang)  # the same link, a new session: a student's view until the key is given
+    lost.session_state["live.resume_open"] = True  # the teacher opens "I am this class's teacher"
+    lost.run()
     lost.text_input(key="live.resume_key").input(f"{code}:{key[:-2]}")
     click(lost, lang, "live.ui.resume")
     assert TEACH not in lost.session_state and texts(lost, "warning")

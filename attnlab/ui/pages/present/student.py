@@ -10,22 +10,25 @@ teacher) and return to following; answers go to the current step until the revea
 from __future__ import annotations
 
 import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from attnlab.classroom import classlink
 from attnlab.classroom.answers import AnswerError
 from attnlab.classroom.live import normalize_code
 from attnlab.classroom.questions import Question
 from attnlab.classroom.score import Score
+from attnlab.figures import palette, screen
 from attnlab.stages import N_STEPS
 from attnlab.ui.app import state
-from attnlab.ui.app.i18n import t
+from attnlab.ui.app.i18n import current_lang, t
 from attnlab.ui.app.text import code as inert
 from attnlab.ui.app.widgets import chart
 from attnlab.ui.pages.present import classroom, teacher
 from attnlab.ui.pages.present.answering import answer_input, prompt, say, unreadable
 from attnlab.ui.pages.present.presenter import SCORE, on_screen, sentence
-from attnlab.ui.parts.stages import StageView
+from attnlab.ui.parts.stages import Stage, StageView
 
+FIGURES_KEPT = 64  # steps x languages x palettes x widths of the classes a server follows at once
 LOOK = "live.look"  # the step a student looks back at (absent: following the teacher)
 MINE = "live.mine"  # (code, link, step) -> the answer this session sent
 
@@ -54,7 +57,12 @@ def main(raw: str) -> None:
 
 @st.fragment(run_every=classroom.POLL_S)
 def follow(code: str, seen: tuple | None) -> None:
-    """Ask the store where the class is; rerun the page only when its step, link or reveal changed (or it ended)."""
+    """Ask the store where the class is; rerun the page only when its step, link or reveal changed (or it ended).
+
+    Drawn within a whole-page run, the page has just read the class: only the poll's own runs read it again.
+    """
+    if not polling():
+        return
     try:
         now = classroom.store().state(code) if code else None
     except classroom.REFUSALS:
@@ -64,6 +72,12 @@ def follow(code: str, seen: tuple | None) -> None:
     found = None if now is None else (now["step"], now["link"], now["revealed"])
     if found != seen:
         st.rerun()
+
+
+def polling() -> bool:
+    """Whether this run is a poll (the fragment's own run), not the whole page's."""
+    ctx = get_script_run_ctx()
+    return bool(ctx and ctx.fragment_ids_this_run)
 
 
 def draw(code: str, now: dict) -> None:
@@ -95,7 +109,7 @@ def draw(code: str, now: dict) -> None:
     else:
         if question is not None:
             verdict(code, link, k, question, revealed_now=k == teacher_step)
-        charts(spec, view, k)
+        charts(spec, view, link, k)
     st.markdown(t(f"present.step.{k}.text"))
     score: Score = st.session_state.get(SCORE, Score())
     st.caption(f"{t('live.student.score')}: {score.right} / {score.answered} · {t('live.student.anonymous')}")
@@ -198,9 +212,22 @@ def verdict(code: str, link: str, k: int, question: Question, *, revealed_now: b
             st.warning(classroom.refusal(error), icon=":material/wifi_off:")
 
 
-def charts(spec, view: StageView, k: int) -> None:
+def charts(spec, view: StageView, link: str, k: int) -> None:
     """The stage's charts at the phone's width (the projector's large type is for the back of a room)."""
-    for i, (caption, figure) in enumerate(spec.extras(view)):
+    built = figures(link, k, current_lang(), palette.current().name, screen.width(), spec, view)
+    for i, (caption, figure) in enumerate(built[:-1]):
         chart(figure, f"live.chart.{k}.extra{i}")
         st.caption(caption)
-    chart(spec.figure(view), f"live.chart.{k}")
+    chart(built[-1][1], f"live.chart.{k}")
+
+
+@st.cache_resource(show_spinner=False, max_entries=FIGURES_KEPT)
+def figures(link: str, k: int, lang: str, palette_name: str, width: int, _spec: Stage, _view: StageView) -> list:
+    """A step's figures for one class link, language, palette and width, built once for the whole class.
+
+    Sixty phones rerun on each Next; the first builds the step's figures, the rest take them (DESIGN: a figure may be
+    cached where the key holds everything that shapes it: the link fixes the numbers and heads, the rest the text and
+    look; `_spec` and `_view` follow from the link and k, so they are not hashed). Shared read-only: `chart` sends a
+    copy and changes nothing.
+    """
+    return [*_spec.extras(_view), ("", _spec.figure(_view))]

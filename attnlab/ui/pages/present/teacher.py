@@ -164,8 +164,7 @@ def panel() -> None:
         box.button(
             t("live.ui.start"), on_click=start, help=t("live.ui.start_help"), icon=":material/cast_for_education:"
         )
-        with box.expander(t("live.ui.join_title")):
-            classroom.join_box("sidebar")
+        join_expander(box, "sidebar")
         resume_box(box)
         return
     join_card(box, held["code"])
@@ -182,8 +181,7 @@ def panel_for_student() -> None:
     if notice:
         getattr(box, notice[0])(notice[1])
     box.markdown(f"**:material/groups: {t('live.ui.panel')}**")
-    with box.expander(t("live.ui.join_title")):
-        classroom.join_box("student")
+    join_expander(box, "student")
     resume_box(box, t("live.student.teacher"))
 
 
@@ -206,9 +204,19 @@ def join_card(where, code: str) -> None:
 
 def resume_box(where, title: str | None = None) -> None:
     """Take a class back with the teacher's key (`CODE:KEY`), typed or pasted; a wrong one changes nothing."""
-    with where.expander(title or t("live.ui.resume"), icon=":material/key:"):
-        st.text_input(t("live.ui.resume_label"), type="password", key="live.resume_key")
-        st.button(t("live.ui.resume"), key="live.resume", on_click=resume)
+    box = where.expander(title or t("live.ui.resume"), icon=":material/key:", key="live.resume_open", on_change="rerun")
+    if box.open:  # drawn only when opened: a student's page reruns on every Next, and widgets cost server time
+        box.text_input(t("live.ui.resume_label"), type="password", key="live.resume_key")
+        box.button(t("live.ui.resume"), key="live.resume", on_click=resume)
+
+
+def join_expander(where, key: str) -> None:
+    """The join box, folded; drawn only once opened."""
+    box = where.expander(
+        t("live.ui.join_title"), icon=":material/login:", key=f"live.join_open.{key}", on_change="rerun"
+    )
+    if box.open:
+        classroom.join_box(key, box)
 
 
 def resume() -> None:
