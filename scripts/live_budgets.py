@@ -76,7 +76,7 @@ class Student:
                     self.page_hash = msg.navigation.page_script_hash
                 elif kind == "delta" and msg.delta.new_element.WhichOneof("type") == "markdown":
                     text = msg.delta.new_element.markdown.body
-                    heading = text if text.startswith("## ") else heading
+                    heading = text if text.startswith("#### ") else heading
                 elif kind == "auto_rerun":
                     fid, every = msg.auto_rerun.fragment_id, msg.auto_rerun.interval
                     if fid not in timers:
@@ -137,7 +137,9 @@ def moves_of(store, code: str, key: str, steps: int):
             store.advance(code, key, k)
             deadline = sent + 30
             while time.monotonic() < deadline:
-                seen = [next((t for t, h in s.pages if t >= sent and h.startswith(f"## {k}.")), None) for s in students]
+                seen = [
+                    next((t for t, h in s.pages if t >= sent and h.startswith(f"#### {k}.")), None) for s in students
+                ]
                 if all(seen):
                     break
                 time.sleep(0.05)

@@ -23,8 +23,8 @@ def main() -> None:
     lab.LAB.show_problems()
     present.PRESENT.show_problems()
     result = lab.compute()
+    teacher.panel()  # first in the sidebar: the join card is for the whole room
     present.sidebar(result)
-    teacher.panel()
     lab.save(present.PRESENT, extra=teacher.link_extra())
     teacher.sync(present.PRESENT["step"])
     title, words = st.columns([1, 3], vertical_alignment="center")  # one row: the first screen is for the matrix

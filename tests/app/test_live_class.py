@@ -79,14 +79,14 @@ def test_a_student_sees_the_teachers_step_with_the_same_matrices(store_url, lang
     teacher, code, _ = start_class("en", step="8", causal="true", heads="2", seed="5", quiz="false")
     phone = student(code, lang)
     strings = catalog(lang)
-    assert any(m.value == f"## 8. {strings['present.step.8.title']}" for m in phone.markdown)
+    assert any(m.value == f"#### 8. {strings['present.step.8.title']}" for m in phone.markdown)
     ours, theirs = heatmap_values(teacher, 0), heatmap_values(phone, 0)
     assert len(ours) == len(theirs) == 2
     for a, b in zip(ours, theirs, strict=True):
         np.testing.assert_allclose(a, b, rtol=RTOL_FLOAT32, atol=TOL_FLOAT32, equal_nan=True)
     click(teacher, "en", "present.ui.next")
     phone.run()  # the poll that finds the new step
-    assert any(m.value == f"## 9. {strings['present.step.9.title']}" for m in phone.markdown)
+    assert any(m.value == f"#### 9. {strings['present.step.9.title']}" for m in phone.markdown)
     assert not teacher.exception and not phone.exception
 
 
@@ -120,13 +120,13 @@ def test_a_student_looks_back_and_follows_the_teacher_again(store_url, lang):
     phone = student(code, lang)
     strings = catalog(lang)
     click(phone, lang, "live.student.back")
-    assert any(m.value.startswith("## 3.") for m in phone.markdown)
+    assert any(m.value.startswith("#### 3.") for m in phone.markdown)
     assert texts(phone, "info") == [strings["live.student.looking"].format(k=3, teacher=4)]
     click(teacher, "en", "present.ui.next")
     phone.run()
-    assert any(m.value.startswith("## 3.") for m in phone.markdown)  # still looking back while the teacher moves
+    assert any(m.value.startswith("#### 3.") for m in phone.markdown)  # still looking back while the teacher moves
     click(phone, lang, "live.student.follow")
-    assert any(m.value.startswith("## 5.") for m in phone.markdown)
+    assert any(m.value.startswith("#### 5.") for m in phone.markdown)
 
 
 def test_an_unknown_code_says_so_in_the_students_language_and_takes_another(store_url, lang):
@@ -140,7 +140,7 @@ def test_an_unknown_code_says_so_in_the_students_language_and_takes_another(stor
     assert any("k7qm0p" in w for w in texts(phone, "warning"))
     next(b for b in phone.text_input if b.key == "live.join_code.unknown").input(code.lower())
     click(phone, lang, "live.ui.join")
-    assert any(m.value.startswith("## 3.") for m in phone.markdown) and not teacher.exception
+    assert any(m.value.startswith("#### 3.") for m in phone.markdown) and not teacher.exception
 
 
 def test_answers_show_as_text_and_refusals_are_one_line_in_the_students_language(store_url, lang):

@@ -32,7 +32,7 @@ def phones(playwright_driver):
 
 def on_step(tab, k: int) -> None:
     """Wait until the tab shows step k's heading (its poll found the teacher's step), then until it has settled."""
-    tab.locator("h2").filter(has_text=re.compile(rf"^{k}\. ")).wait_for(timeout=ARRIVES_MS)
+    tab.locator("h4").filter(has_text=re.compile(rf"^{k}\. ")).wait_for(timeout=ARRIVES_MS)
     settle(tab)
 
 

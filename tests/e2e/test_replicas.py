@@ -132,11 +132,11 @@ def class_followed_on_every_replica(context, url: str, keys: dict[str, str], sto
     tabs = []
     for replica, cookie in keys.items():
         tab, served_by = visit(context, url, cookie, f"/present?class={code}&lang=en")
-        assert served_by == replica and tab.locator("h2").filter(has_text="4. ").count() == 1
+        assert served_by == replica and tab.locator("h4").filter(has_text="4. ").count() == 1
         tabs.append(tab)
     store.advance(code, key, 5)
     for tab in tabs:
-        tab.locator("h2").filter(has_text="5. ").wait_for(timeout=60_000)  # found by each replica's poll
+        tab.locator("h4").filter(has_text="5. ").wait_for(timeout=60_000)  # found by each replica's poll
         assert no_exception(tab)
         tab.close()
 

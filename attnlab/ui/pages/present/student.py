@@ -88,14 +88,14 @@ def draw(code: str, now: dict) -> None:
         st.session_state.pop(LOOK)
         look = None
     k = teacher_step if look is None else look
-    st.markdown(f"### :material/groups: {t('live.student.title', code=code)}")
+    st.markdown(f"**:material/groups: {t('live.student.title', code=code)}**")
     navigator(k, teacher_step)
     read, result = classlink.read_link(link), classlink.class_run(link)
     if not result.tokens:
         st.info(t("live.student.empty"), icon=":material/edit_off:")
         return
     spec = on_screen(k)[1]
-    st.markdown(f"## {k}. {t(f'present.step.{k}.title')}")
+    st.markdown(f"#### {k}. {t(f'present.step.{k}.title')}")
     sentence(result)
     config = read.config
     view = StageView(
@@ -116,42 +116,35 @@ def draw(code: str, now: dict) -> None:
 
 
 def navigator(k: int, teacher_step: int) -> None:
-    """Where the teacher is, and the buttons to look back (never ahead of the teacher) and to follow again."""
+    """Where the teacher is, then the buttons that make sense here, in one row even on a phone: back to an earlier step
+    (never ahead of the teacher), and while looking back, a later step and following again."""
     if k == teacher_step:
         st.caption(t("live.student.following", k=k, n=N_STEPS))
     else:
         st.info(t("live.student.looking", k=k, teacher=teacher_step), icon=":material/history:")
-    back, again, ahead = st.columns(3)
-    wide = dict(width="stretch")
-    back.button(
-        t("live.student.back"),
-        on_click=look_at,
-        args=(k - 1,),
-        disabled=k <= 1,
-        key="live.back",
-        icon=":material/arrow_back:",
-        **wide,
-    )
-    again.button(
-        t("live.student.follow"),
-        on_click=look_at,
-        args=(None,),
-        disabled=k == teacher_step,
-        key="live.follow",
-        type="primary",
-        **wide,
-    )
-    later = k + 1 if k + 1 < teacher_step else None  # the teacher's own step is following again
-    ahead.button(
-        t("live.student.forward"),
-        on_click=look_at,
-        args=(later,),
-        disabled=k >= teacher_step,
-        key="live.ahead",
-        icon=":material/arrow_forward:",
-        icon_position="right",
-        **wide,
-    )
+    row = st.container(horizontal=True, vertical_alignment="center")
+    if k > 1:
+        row.button(
+            t("live.student.back"), on_click=look_at, args=(k - 1,), key="live.back", icon=":material/arrow_back:"
+        )
+    if k < teacher_step:
+        later = k + 1 if k + 1 < teacher_step else None  # the teacher's own step is following again
+        row.button(
+            t("live.student.forward"),
+            on_click=look_at,
+            args=(later,),
+            key="live.ahead",
+            icon=":material/arrow_forward:",
+            icon_position="right",
+        )
+        row.button(
+            t("live.student.follow"),
+            on_click=look_at,
+            args=(None,),
+            key="live.follow",
+            type="primary",
+            icon=":material/groups:",
+        )
 
 
 def look_at(k: int | None) -> None:

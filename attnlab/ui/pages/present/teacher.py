@@ -192,14 +192,16 @@ def join_url(code: str) -> str:
 
 
 def join_card(where, code: str) -> None:
-    """What the room sees: the code in large type, the address, and its QR code (segno)."""
+    """What the room sees, first in the sidebar: the code in large type, the QR code of the address (segno), the
+    address itself."""
     url = join_url(code)
     where.markdown(f"**:material/groups: {t('live.ui.panel')}**")
     where.markdown(f"# {code}")  # from the class alphabet: letters and digits only
-    where.markdown(f"{t('live.ui.join_at')} {inert(url, 120)}")
     png = io.BytesIO()
     segno.make(url, error="m").save(png, kind="png", scale=QR_SCALE, border=2)
-    where.image(png.getvalue(), caption=t("live.ui.scan"), width="stretch")
+    where.image(png.getvalue(), width="stretch")
+    where.markdown(f"{t('live.ui.join_at')} {inert(url.split('://', 1)[-1], 120)}")
+    where.caption(t("live.ui.scan"))
 
 
 def resume_box(where, title: str | None = None) -> None:
