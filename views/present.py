@@ -18,6 +18,7 @@ def main() -> None:
         student.main(joined)
         return
     st.markdown(present.PROJECTOR_CSS, unsafe_allow_html=True)
+    teacher.phone_join()
     lab.load()
     present.PRESENT.load()
     lab.LAB.show_problems()

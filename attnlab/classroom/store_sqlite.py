@@ -40,6 +40,12 @@ CREATE TABLE IF NOT EXISTS rate (code TEXT, student TEXT, window INTEGER NOT NUL
     PRIMARY KEY (code, student));
 """
 TABLES = ("revealed", "answers", "students", "rate")  # a class's rows beside `classes`
+STATE = """
+SELECT c.key_hash, c.link, c.step, c.round, c.changed,
+    EXISTS (SELECT 1 FROM revealed r WHERE r.code = c.code AND r.round = c.round AND r.step = c.step),
+    (SELECT COUNT(*) FROM answers a WHERE a.code = c.code AND a.round = c.round AND a.step = c.step)
+FROM classes c WHERE c.code = ? AND c.changed >= ?
+"""
 
 
 def default_path() -> str:
@@ -153,16 +159,15 @@ class SqliteStore(ClassStore):
                 db.execute(f"DELETE FROM {table} WHERE code = ?", (code,))  # noqa: S608 (names from TABLES)
 
     def _state(self, code: str, alive_since: float) -> tuple[Row, bool, int] | None:
-        with self._read() as db:
-            row = self._live(db, code, alive_since)
-            if row is None:
-                return None
-            where = (code, row.round, row.step)
-            revealed = db.execute("SELECT 1 FROM revealed WHERE code=? AND round=? AND step=?", where).fetchone()
-            (answers,) = db.execute(
-                "SELECT COUNT(*) FROM answers WHERE code=? AND round=? AND step=?", where
-            ).fetchone()
-        return row, revealed is not None, answers
+        """One statement (SQLite reads it from one snapshot), so a poll costs one round through the library."""
+        with self._borrow() as db:
+            try:
+                found = db.execute(STATE, (code, alive_since)).fetchone()
+            except sqlite3.Error as e:
+                raise StoreUnavailable(f"{self.path}: {e}") from None
+        if found is None:
+            return None
+        return Row(*found[:5]), bool(found[5]), found[6]
 
     def _advance(self, code: str, row: Row, step: int, link: str | None, now: float) -> None:
         with self._write() as db:

@@ -12,8 +12,9 @@ import pytest
 
 from attnlab.classroom.live import ALPHABET, open_store
 from attnlab.limits import CLASS_ANSWER_BURST, RTOL_FLOAT32, TOL_FLOAT32
-from attnlab.testing import free_port
+from attnlab.testing import app_test, free_port
 from attnlab.ui.app.i18n import catalog
+from attnlab.ui.app.viewport import BAND, PHONE_PX
 from tests.app.charts import figures, heatmap_values
 from tests.app.conftest import assert_clean, open_page, texts
 
@@ -183,3 +184,19 @@ def test_a_store_that_cannot_be_reached_is_said_and_the_presenter_keeps_working(
     assert texts(at, "error") and len(at.get("plotly_chart")) == 1  # said, and the step still draws
     phone = student("ABCDEF", lang)
     assert texts(phone, "error") and catalog(lang)["live.student.retry"] in [b.label for b in phone.button]
+
+
+def test_a_phone_on_the_presenter_finds_the_join_box_first_and_joins(store_url, lang):
+    _, code, _ = start_class("en", step="6")
+    phone = app_test(url_path="present")
+    phone.session_state[BAND] = PHONE_PX  # what a phone's browser reports (its sidebar is folded away)
+    phone.session_state["live.join_open.phone"] = True
+    phone.query_params.update(lang=lang)
+    phone.run()
+    assert phone.main.expander[0].label == catalog(lang)["live.ui.join_title"]  # the first thing on the page
+    next(b for b in phone.text_input if b.key == "live.join_code.phone").input(f" {code[:3]}-{code[3:].lower()} ")
+    click(phone, lang, "live.ui.join")
+    assert_clean(phone)
+    assert any(m.value.startswith("#### 6.") for m in phone.markdown)
+    desktop = open_page(PRESENT, lang=lang)
+    assert "live.join_open.phone" not in [getattr(e, "key", None) for e in desktop.main.expander]

@@ -1,7 +1,7 @@
 """What a live class's two screens share: the store, the class named in the link, join boxes, refusals in words.
 
-The store is opened once per server process and URL (`st.cache_resource`: a connection pool and a file path, shared by
-every session, never changed by one) from `ATTNLAB_CLASS_STORE`. Every refusal the store raises carries a reason,
+The store is opened once per server process and URL (a connection pool and a file path, shared by every session,
+never changed by one) from `ATTNLAB_CLASS_STORE`. Every refusal the store raises carries a reason,
 which is said here as one line in this session's language; a store that cannot be opened or reached is a refusal too,
 so the presenter goes on without its class.
 """
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import threading
 
 import streamlit as st
 
@@ -28,18 +29,27 @@ STUDENT = "live.student"  # this browser session's opaque student id
 POLL_S = 1.5  # how often an open page asks the store for the class's step (a change shows within 3 s)
 
 
-@st.cache_resource(show_spinner=False, max_entries=4)
-def _open(url: str) -> ClassStore:
-    return open_store(url)
+_OPENED: dict[str, ClassStore] = {}  # one store per URL for the whole process, as st.cache_resource would keep it
+_OPENING = threading.Lock()
 
 
 def store() -> ClassStore:
-    """The class store this server uses (StoreUnavailable when it cannot be opened)."""
+    """The class store this server uses (StoreUnavailable when it cannot be opened).
+
+    A dict under a lock rather than `st.cache_resource`: a student's poll asks for it every time, and the cache's
+    own bookkeeping cost a third of what the store's read did.
+    """
     url = os.environ.get(STORE_ENV, "")
-    try:
-        return _open(url)
-    except ValueError as bad:  # a store URL this server cannot use: the operator's setting, said like an outage
-        raise StoreUnavailable(str(bad)) from None
+    found = _OPENED.get(url)
+    if found is not None:
+        return found
+    with _OPENING:
+        if url not in _OPENED:
+            try:
+                _OPENED[url] = open_store(url)
+            except ValueError as bad:  # a store URL this server cannot use: the operator's setting, said as an outage
+                raise StoreUnavailable(str(bad)) from None
+        return _OPENED[url]
 
 
 def refusal(error: Exception) -> str:

@@ -17,6 +17,7 @@ import streamlit as st
 from attnlab.classroom import classlink
 from attnlab.classroom.live import normalize_code
 from attnlab.classroom.questions import Question
+from attnlab.figures import screen
 from attnlab.limits import MAX_CLASS_LINK_CHARS
 from attnlab.ui.app import state
 from attnlab.ui.app.i18n import t
@@ -183,6 +184,13 @@ def panel_for_student() -> None:
     box.markdown(f"**:material/groups: {t('live.ui.panel')}**")
     join_expander(box, "student")
     resume_box(box, t("live.student.teacher"))
+
+
+def phone_join() -> None:
+    """On a phone, where the sidebar is folded away, the join box opens the page (a projector's first screen is the
+    matrix's, so a desktop keeps it in the sidebar)."""
+    if teaching() is None and screen.width() < screen.COLUMNS_FROM:
+        join_expander(st, "phone")
 
 
 def join_url(code: str) -> str:
