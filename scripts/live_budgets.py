@@ -64,7 +64,7 @@ class Student:
         async with websockets.connect(self.ws_url, subprotocols=["streamlit"], origin=self.origin, max_size=None) as ws:
             await ws.send(self.rerun())
             timers: dict[str, asyncio.Task] = {}
-            heading = ""
+            heading, announced = "", set()  # the fragments this whole-page run registered
             while not stop.is_set():
                 try:
                     raw = await asyncio.wait_for(ws.recv(), timeout=0.5)
@@ -79,12 +79,19 @@ class Student:
                     heading = text if text.startswith("#### ") else heading
                 elif kind == "auto_rerun":
                     fid, every = msg.auto_rerun.fragment_id, msg.auto_rerun.interval
+                    announced.add(fid)
                     if fid not in timers:
                         timers[fid] = asyncio.create_task(self.tick(ws, fid, every, stop))
+                elif kind == "stop_auto_rerun":
+                    for fid in set(msg.stop_auto_rerun.fragment_ids) & set(timers):
+                        timers.pop(fid).cancel()
                 elif kind == "script_finished" and msg.script_finished == ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY:
                     self.polls += 1
                 elif kind == "script_finished" and msg.script_finished == ForwardMsg.FINISHED_SUCCESSFULLY:
                     self.pages.append((time.monotonic(), heading))
+                    for fid in set(timers) - announced:  # as the browser does: a fragment the page no longer has stops
+                        timers.pop(fid).cancel()
+                    announced = set()
             for task in timers.values():
                 task.cancel()
 

@@ -83,8 +83,11 @@ def sync(step: int) -> None:
     try:
         store = classroom.store()
         if st.session_state.get(SYNCED) != (step, link):
-            store.advance(held["code"], held["key"], step, link if len(link) <= MAX_CLASS_LINK_CHARS else None)
+            fits = len(link) <= MAX_CLASS_LINK_CHARS  # too many edited cells: the class keeps its last state, said
+            store.advance(held["code"], held["key"], step, link if fits else None)
             st.session_state[SYNCED] = (step, link)
+        if len(link) > MAX_CLASS_LINK_CHARS:
+            st.warning(t("live.refused.bad_link", cap=MAX_CLASS_LINK_CHARS), icon=":material/link_off:")
         st.session_state[NOW] = store.state(held["code"])
     except KeyError:  # expired: the class is gone
         st.session_state[NOW] = None
