@@ -37,22 +37,23 @@ def main(raw: str) -> None:
     """The class `raw` names, or why it cannot be shown and a box to type another code."""
     state.save(extra={classroom.CLASS: raw})
     teacher.panel_for_student()
-    code = normalize_code(raw)
+    code, now, error = normalize_code(raw), None, None
     try:
         now = classroom.store().state(code) if code else None
-    except classroom.REFUSALS as error:
+    except classroom.REFUSALS as failed:
+        error = failed
+    if code:  # first in the page, so it keeps one place (its id) whatever the step draws: the browser keeps one timer
+        follow(code, None if now is None else (now["step"], now["link"], now["revealed"]))
+    if error is not None:
         st.error(t("live.student.unreachable", detail=classroom.refusal(error)), icon=":material/wifi_off:")
         st.button(t("live.student.retry"), icon=":material/refresh:")
-        follow(code or "", None)
-        return
-    if now is None:
+    elif now is None:
         st.markdown(f"### {t('live.student.title', code=inert(raw, 24))}")
         st.warning(t("live.student.unknown", code=inert(raw, 24)), icon=":material/search_off:")
         st.markdown(f"**{t('live.student.another')}**")
         classroom.join_box("unknown")
-        return
-    draw(code, now)
-    follow(code, (now["step"], now["link"], now["revealed"]))
+    else:
+        draw(code, now)
 
 
 @st.fragment(run_every=classroom.POLL_S)
@@ -66,9 +67,7 @@ def follow(code: str, seen: tuple | None) -> None:
     try:
         now = classroom.store().state(code) if code else None
     except classroom.REFUSALS:
-        if seen is not None:
-            return  # keep what is on screen; the next poll tries again
-        now = None
+        return  # keep what is on screen; the next poll tries again
     found = None if now is None else (now["step"], now["link"], now["revealed"])
     if found != seen:
         st.rerun()
