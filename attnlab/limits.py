@@ -126,3 +126,12 @@ MAX_LM_TEMPERATURE = 2.0  # the sampler's temperature (0: greedy)
 MAX_LM_PAGE_GEN = 64  # characters the page generates, one at a time, after the text
 MAX_LM_WINDOW = 512  # the sink experiment's window (its held-out passage is 640 characters)
 MAX_LM_SINKS = 64  # first tokens the window cache keeps beside the window
+
+# The live class (contract 18): what one class, one student and one answer may take.
+MAX_CLASS_STUDENTS = 300  # students who may answer in one class
+MAX_CLASS_ANSWER_CHARS = 200  # characters of one answer sent to a class
+CLASS_IDLE_S = 6 * 3600  # a class expires this long after its last change
+MAX_CLASS_LINK_CHARS = 16_384  # the presenter's query a class carries (256 edited cells fit with room to spare)
+MAX_CLASS_STUDENT_CHARS = 64  # an opaque student id
+CLASS_ANSWER_BURST = 12  # answers one student may send within CLASS_ANSWER_WINDOW_S (changing an answer included)
+CLASS_ANSWER_WINDOW_S = 60

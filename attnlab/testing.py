@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -88,6 +89,43 @@ def serve_app(
         finally:
             proc.terminate()
             proc.wait(timeout=20)
+
+
+def redis_binary() -> str | None:
+    """Debian's redis-server (the live class's shared store), if installed."""
+    found = shutil.which("redis-server") or "/usr/bin/redis-server"
+    return found if os.path.exists(found) else None
+
+
+@contextlib.contextmanager
+def redis_server(folder: Path) -> Iterator[str]:
+    """A private `redis-server` on a free loopback port, nothing saved to disk: yields its URL once it answers PING,
+    and stops it after. For tests and the budget scripts (`ATTNLAB_CLASS_STORE` takes the URL)."""
+    binary = redis_binary()
+    if binary is None:
+        raise FileNotFoundError("redis-server is not installed (apt-get install redis-server)")
+    port = free_port()
+    command = [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
+    with open(folder / "redis.log", "w") as log:
+        proc = subprocess.Popen([*command, "--dir", str(folder)], stdout=log, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 30
+        while not _pings(port):
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"redis-server did not start; see {folder / 'redis.log'}")
+            time.sleep(0.05)
+        yield f"redis://127.0.0.1:{port}/0"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+
+
+def _pings(port: int) -> bool:
+    """Whether a Redis on this port answers PING (a raw RESP exchange: no client library needed)."""
+    with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=1) as s:
+        s.sendall(b"PING\r\n")
+        return s.recv(16).startswith(b"+PONG")
+    return False
 
 
 STATE = """() => ({

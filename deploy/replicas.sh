@@ -4,7 +4,10 @@
 #   bash deploy/replicas.sh N PORT
 #
 # Runs in the foreground. Once every replica is healthy it prints one line per replica (index, port, pid)
-# and the address to open. SIGINT (Ctrl-C), SIGTERM or SIGHUP stops nginx and every replica and removes
+# and the address to open. The live class (contract 18) keeps its classes where ATTNLAB_CLASS_STORE says; with
+# ATTNLAB_REPLICAS_REDIS=1 the script starts a private redis-server on loopback (nothing saved to disk) and points
+# every replica at it, so a class started on one replica is followed from all of them, as it would be across
+# machines. Without either, replicas on one machine share the embedded SQLite file in the temporary folder. SIGINT (Ctrl-C), SIGTERM or SIGHUP stops nginx and every replica and removes
 # the temporary directory. A replica that dies is reported and nginx sends new sessions to the others;
 # the script stops everything when nginx or the last replica is gone. It needs no root: nginx's pid file,
 # logs and temporary files stay in that temporary directory.
@@ -12,7 +15,9 @@
 # Environment:
 #   ATTNLAB_FRONT_ADDRESS           IPv4 address nginx listens on (default 0.0.0.0: every interface)
 #   STREAMLIT_SERVER_COOKIE_SECRET  the cookie secret every replica shares (default: a random one per run)
-#   NGINX, PYTHON                   the programs to run (default: from PATH; nginx also from /usr/sbin)
+#   ATTNLAB_REPLICAS_REDIS          1: start a private redis-server and share it as the replicas' class store
+#   ATTNLAB_CLASS_STORE             otherwise passed on to every replica (sqlite:///PATH or redis://HOST:PORT/DB)
+#   NGINX, PYTHON, REDIS_SERVER     the programs to run (default: from PATH; nginx also from /usr/sbin)
 set -euo pipefail
 
 readonly MAX_REPLICAS=32
@@ -22,7 +27,8 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 readonly ROOT
 
 TMP=""
-declare -a NAMES=() PIDS=() LOGS=()  # every child: replicas 0..N-1, then nginx at index N
+declare -a NAMES=() PIDS=() LOGS=()  # every child: replicas 0..N-1, nginx at index N, redis-server at N+1
+REDIS_PORT="" CHILDREN=0  # the class store's port when the script starts one; how many children it started
 declare -a REPLICA_PORTS=()
 declare -A INDEX_OF=()               # pid -> index in the arrays above
 
@@ -59,6 +65,10 @@ find_programs() {
   PYTHON=${PYTHON:-$(command -v python || command -v python3 || echo python)}
   "$PYTHON" -c "import streamlit" 2>/dev/null ||
     fail "$PYTHON cannot import streamlit (pip install -r requirements.txt, or set PYTHON)"
+  if [[ ${ATTNLAB_REPLICAS_REDIS:-} == 1 ]]; then
+    REDIS_SERVER=${REDIS_SERVER:-$(command -v redis-server || echo /usr/bin/redis-server)}
+    [[ -x $REDIS_SERVER ]] || fail "redis-server not found (apt-get install redis-server, or set REDIS_SERVER)"
+  fi
 }
 
 check_front_port() {
@@ -78,8 +88,8 @@ PY
 }
 
 pick_ports() {
-  # N distinct free loopback ports: held open together so the kernel cannot hand out one twice.
-  "$PYTHON" - "$N" "$PORT" <<'PY'
+  # $1 distinct free loopback ports: held open together so the kernel cannot hand out one twice.
+  "$PYTHON" - "$1" "$PORT" <<'PY'
 import socket
 import sys
 
@@ -133,10 +143,20 @@ track() {
   NAMES[index]=$name PIDS[index]=$pid LOGS[index]=$log INDEX_OF[$pid]=$index
 }
 
+start_redis() {
+  # The replicas' shared class store: loopback only, no file written, stopped with everything else.
+  [[ -n $REDIS_PORT ]] || return 0
+  "$REDIS_SERVER" --port "$REDIS_PORT" --bind 127.0.0.1 --save "" --appendonly no --dir "$TMP" \
+    </dev/null >"$TMP/redis.log" 2>&1 &
+  track "$((N + 1))" "redis-server (port $REDIS_PORT)" "$TMP/redis.log"
+  export ATTNLAB_CLASS_STORE="redis://127.0.0.1:$REDIS_PORT/0"
+}
+
 start_children() {
   # The replicas share one cookie secret, so a browser that moves to another replica keeps valid cookies.
   local i
   export STREAMLIT_SERVER_COOKIE_SECRET=${STREAMLIT_SERVER_COOKIE_SECRET:-$(od -An -N32 -tx1 /dev/urandom | tr -d ' \n')}
+  start_redis
   cd "$ROOT"
   for i in "${!REPLICA_PORTS[@]}"; do
     "$PYTHON" -m streamlit run app.py --server.headless true --server.address 127.0.0.1 \
@@ -146,6 +166,16 @@ start_children() {
   done
   "$NGINX" -p "$TMP/" -c "$TMP/nginx.conf" -e "$TMP/error.log" </dev/null >>"$TMP/nginx.log" 2>&1 &
   track "$N" "nginx" "$TMP/error.log"
+}
+
+redis_answers() {
+  # One PING over bash's /dev/tcp (no client needed): true when it answers +PONG.
+  (
+    exec 3<>"/dev/tcp/127.0.0.1/$1"
+    printf 'PING\r\n' >&3
+    IFS= read -r -t 2 reply <&3
+    [[ $reply == +PONG* ]]
+  ) 2>/dev/null
 }
 
 healthy() {
@@ -191,10 +221,16 @@ reap_exited() {
 wait_until_healthy() {
   # Every replica, then nginx in front of them, must answer /_stcore/health before the URL is announced.
   local deadline=$((SECONDS + START_TIMEOUT_S)) target
+  until [[ -z $REDIS_PORT ]] || redis_answers "$REDIS_PORT"; do
+    reap_exited
+    ((${#PIDS[@]} == CHILDREN)) || fail "a process ended during startup; stopping the others"
+    ((SECONDS < deadline)) || fail "redis-server did not answer after $START_TIMEOUT_S s; logs: $TMP"
+    sleep 0.1
+  done
   for target in "${REPLICA_PORTS[@]/#/127.0.0.1:}" "$1:$PORT"; do
     until healthy "${target%:*}" "${target##*:}"; do
       reap_exited
-      ((${#PIDS[@]} == N + 1)) || fail "a process ended during startup; stopping the others"
+      ((${#PIDS[@]} == CHILDREN)) || fail "a process ended during startup; stopping the others"
       ((SECONDS < deadline)) || fail "$target was not healthy after $START_TIMEOUT_S s; logs: $TMP"
       sleep 0.2
     done
@@ -208,6 +244,7 @@ announce() {
     echo "replica $i: port ${REPLICA_PORTS[i]}, pid ${PIDS[i]}"
   done
   echo "nginx: pid ${PIDS[N]}, listening on $FRONT_ADDRESS:$PORT, logs in $TMP"
+  [[ -z $REDIS_PORT ]] || echo "redis: pid ${PIDS[N + 1]}, $ATTNLAB_CLASS_STORE (the replicas' class store)"
   echo "attnlab: http://$front_host:$PORT/ ($N replicas; Ctrl-C or SIGTERM stops them all)"
 }
 
@@ -220,8 +257,9 @@ watch_children() {
     [[ -n $pid ]] || fail "no child left to wait for"
     report_exit "$pid" "$status"
     [[ -n ${PIDS[N]-} ]] || fail "nginx is gone; stopping the replicas"
-    ((${#PIDS[@]} > 1)) || fail "no replica is left; stopping nginx"
-    echo "replicas.sh: $((${#PIDS[@]} - 1)) of $N replicas still serving; new sessions go to those" >&2
+    [[ -z $REDIS_PORT || -n ${PIDS[N + 1]-} ]] || fail "redis-server is gone; stopping the replicas"
+    ((${#PIDS[@]} > CHILDREN - N)) || fail "no replica is left; stopping nginx"
+    echo "replicas.sh: $((${#PIDS[@]} - CHILDREN + N)) of $N replicas still serving; new sessions go to those" >&2
   done
 }
 
@@ -276,8 +314,14 @@ main() {
   trap cleanup EXIT
   trap 'exit 0' INT TERM HUP
   TMP=$(mktemp -d "${TMPDIR:-/tmp}/attnlab-replicas.XXXXXX")
-  read -r -a REPLICA_PORTS <<<"$(pick_ports)"
-  ((${#REPLICA_PORTS[@]} == N)) || fail "could not find $N free loopback ports"
+  local ports
+  read -r -a ports <<<"$(pick_ports $((N + 1)))"
+  ((${#ports[@]} == N + 1)) || fail "could not find $((N + 1)) free loopback ports"
+  REPLICA_PORTS=("${ports[@]:0:N}")
+  CHILDREN=$((N + 1))  # the replicas and nginx
+  if [[ ${ATTNLAB_REPLICAS_REDIS:-} == 1 ]]; then
+    REDIS_PORT=${ports[N]} CHILDREN=$((N + 2))
+  fi
   write_nginx_conf
   start_children
   wait_until_healthy "$front_host"

@@ -77,3 +77,20 @@ def default_live_runs() -> dict[str, list[tuple[int, dict]]]:
     for name, seen in runs.items():
         training.train_live(name, LIVE_STEPS, lambda *reported, into=seen: into.append(reported), seed=LIVE_SEED)
     return runs
+
+
+@pytest.fixture(scope="session")
+def redis_url(tmp_path_factory) -> str:
+    """A real `redis-server` (Debian's package) on a free port for the test process: the live class's shared store.
+
+    Outside CI a machine without the binary skips with the reason; in CI (`.ci/run` installs it) that is a failure.
+    """
+    from attnlab.testing import redis_binary, redis_server
+
+    if redis_binary() is None:
+        message = "no redis-server (apt-get install redis-server) for the live class's Redis store"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+    with redis_server(tmp_path_factory.mktemp("redis")) as url:
+        yield url

@@ -9,6 +9,7 @@ student's text and compares. Every verdict says why, as a locale key under
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -17,6 +18,7 @@ import numpy as np
 from attnlab.classroom.answers import (
     AnswerError,
     MaskAnswer,
+    normalize,
     parse_choice,
     parse_mask_cells,
     parse_numbers,
@@ -29,6 +31,7 @@ PREFIX = "present.question."
 MASK_GRID_MAX_T = 8  # up to this many tokens the mask question asks for the cells (a T x T grid); past it, a count
 CHOICES = ("peaked", "flatter", "unchanged")
 MAX_TERMS = 8
+DECIMAL_COMMA = re.compile(r"-?\d*,\d+")  # 0,5 written with a decimal comma
 
 
 @dataclass(frozen=True)
@@ -248,9 +251,16 @@ class RowSumQuestion(Question):
         """Each row's total, computed from the weights."""
         return self.weights.sum(axis=-1)
 
+    def read(self, raw: str) -> list[float]:
+        """The numbers typed; a lone `0,5` is the decimal 0.5 where two numbers cannot be an answer (T != 2)."""
+        given = parse_numbers(raw)
+        if len(given) not in (1, len(self.weights)) and DECIMAL_COMMA.fullmatch(normalize(raw)):
+            return [float(normalize(raw).replace(",", "."))]
+        return given
+
     def grade(self, raw: str) -> Grade:
         """One number for every row that sees a key, or one number per row; within TOL_ANSWER_ROW_SUM of the totals."""
-        given = parse_numbers(raw)
+        given = self.read(raw)
         sums = self.sums
         if len(given) == 1:
             correct = bool((~self.empty).any() and np.all(np.abs(sums[~self.empty] - given[0]) <= TOL_ANSWER_ROW_SUM))

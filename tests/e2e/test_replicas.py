@@ -1,4 +1,5 @@
-"""Contract 7: `bash deploy/replicas.sh N PORT` serves a shared link identically from every replica, stops cleanly."""
+"""Contract 7: `bash deploy/replicas.sh N PORT` serves a shared link identically from every replica, stops cleanly;
+with ATTNLAB_REPLICAS_REDIS=1 its replicas share one redis-server, and a live class is followed from each."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from attnlab.testing import ROOT, free_port
+from attnlab.testing import ROOT, free_port, redis_binary
 from tests.e2e.conftest import chart_text, no_exception, open_app, rerun
 
 pytestmark = pytest.mark.e2e
@@ -31,6 +32,9 @@ def front():
         if os.environ.get("CI"):
             pytest.fail("nginx is missing: .ci/run installs Debian's nginx")
         pytest.skip("no nginx (apt-get install nginx) to put in front of the replicas")
+    if redis_binary() is None and os.environ.get("CI"):
+        pytest.fail("redis-server is missing: .ci/run installs Debian's redis-server")
+    shared = {"ATTNLAB_REPLICAS_REDIS": "1"} if redis_binary() else {}  # the replicas share one Redis
     port = free_port()
     proc = subprocess.Popen(
         ["bash", "deploy/replicas.sh", "2", str(port)],
@@ -38,7 +42,7 @@ def front():
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
-        env={**os.environ, "ATTNLAB_FRONT_ADDRESS": "127.0.0.1"},
+        env={**os.environ, "ATTNLAB_FRONT_ADDRESS": "127.0.0.1", **shared},
         start_new_session=True,
     )
     lines, deadline = [], time.monotonic() + 240
@@ -50,7 +54,8 @@ def front():
     assert lines[-1].startswith("attnlab: http"), "".join(lines)
     pids = [int(p) for p in re.findall(r"pid (\d+)", "".join(lines))]
     first = re.search(r"replica 0: port (\d+)", "".join(lines)).group(1)
-    yield f"http://127.0.0.1:{port}", proc, pids, f"127.0.0.1:{first}"
+    store = re.search(r"^redis: pid \d+, (redis://\S+)", "".join(lines), flags=re.MULTILINE)
+    yield f"http://127.0.0.1:{port}", proc, pids, f"127.0.0.1:{first}", store.group(1) if store else None
     if proc.poll() is None:
         os.killpg(proc.pid, signal.SIGKILL)
 
@@ -102,8 +107,8 @@ def upgrade(url: str, key: str) -> tuple[str, str]:
     return status, headers.get("X-Attnlab-Replica", "")
 
 
-def visit(context, url: str, key: str):
-    """A browser holding only the affinity cookie `key` opens the shared link; returns (tab, the replica serving it).
+def visit(context, url: str, key: str, link: str = LINK):
+    """A browser holding only the affinity cookie `key` opens a link; returns (tab, the replica serving it).
 
     The visits share one profile, as one computer's browser does: its cookie decides the replica, and the
     frontend's scripts come from its cache.
@@ -112,17 +117,36 @@ def visit(context, url: str, key: str):
     context.add_cookies([{"name": "attnlab_replica", "value": key, "url": url}])
     tab = context.new_page()
     replica: list[str] = []
-    tab.on("response", lambda r: replica.append(r.headers.get("x-attnlab-replica")) if r.url.endswith(LINK) else None)
-    open_app(tab, url, LINK)
+    tab.on("response", lambda r: replica.append(r.headers.get("x-attnlab-replica")) if r.url.endswith(link) else None)
+    open_app(tab, url, link)
     return tab, replica[0]
+
+
+def class_followed_on_every_replica(context, url: str, keys: dict[str, str], store_url: str) -> None:
+    """A class kept in the replicas' one Redis: a student on each replica sees its step, and the teacher's move
+    (the store's advance, as the teacher's page makes it) reaches both."""
+    from attnlab.classroom.live import open_store
+
+    store = open_store(store_url)
+    code, key = store.create("text=one+class+two+replicas&causal=true&step=4&quiz=false")
+    tabs = []
+    for replica, cookie in keys.items():
+        tab, served_by = visit(context, url, cookie, f"/present?class={code}&lang=en")
+        assert served_by == replica and tab.locator("h4").filter(has_text="4. ").count() == 1
+        tabs.append(tab)
+    store.advance(code, key, 5)
+    for tab in tabs:
+        tab.locator("h4").filter(has_text="5. ").wait_for(timeout=60_000)  # found by each replica's poll
+        assert no_exception(tab)
+        tab.close()
 
 
 def test_every_replica_serves_the_link_alike_and_a_dead_one_is_routed_around(context, front):
     """Each replica, reached by its affinity cookie, serves the link's page and its websocket and draws the same
     matrices; a change goes through nginx's websocket; once a replica dies, its visitors' page requests and
     websockets go to the live one (which drew those matrices above), and the live one's visitors stay put."""
-    url, proc, pids, first = front
-    assert len(pids) == 3  # two replicas and nginx
+    url, proc, pids, first, store_url = front
+    assert len(pids) == (4 if store_url else 3)  # two replicas, nginx and (where installed) their redis-server
     keys = keys_for_each_replica(url, 2)
     assert len(keys) == 2, keys  # a class's random keys spread over both replicas
     switching = "HTTP/1.1 101 Switching Protocols"
@@ -139,6 +163,8 @@ def test_every_replica_serves_the_link_alike_and_a_dead_one_is_routed_around(con
     rerun(tab, lambda: tab.get_by_text("Causal mask", exact=True).click())  # the websocket works through nginx
     assert "causal=false" in tab.url and chart_text(tab, 7) != before and no_exception(tab)
     tab.close()
+    if store_url:
+        class_followed_on_every_replica(context, url, keys, store_url)
     os.kill(pids[0], signal.SIGKILL)  # replica 0 dies
     live = next(replica for replica in keys if replica != first)
     assert replica_of(url, keys[live]) == live  # the live replica's browsers stay where they are

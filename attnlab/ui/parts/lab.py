@@ -102,11 +102,11 @@ def config() -> LabConfig:
     return LabConfig(v["text"], v["d_model"], v["heads"], v["causal"], v["seed"], v["init"], v["pe"], edits, **modern)
 
 
-def save(*pages: PageState) -> None:
-    """Put the settings (and the edited cells, when few enough for a link) plus other pages' state in the URL."""
+def save(*pages: PageState, extra: dict[str, str] | None = None) -> None:
+    """Put the settings (and the edited cells, when few enough for a link), other pages' state, `extra` in the URL."""
     edits = st.session_state[EDITS]
-    extra = {"edits": encode_edits(edits)} if 0 < len(edits) <= MAX_URL_EDITS else {}
-    state.save(LAB, *pages, extra=extra)
+    cells = {"edits": encode_edits(edits)} if 0 < len(edits) <= MAX_URL_EDITS else {}
+    state.save(LAB, *pages, extra={**cells, **(extra or {})})
 
 
 def controls() -> None:

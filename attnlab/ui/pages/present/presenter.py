@@ -2,7 +2,8 @@
 
 The state is the Playground's (`lab.LAB`, so any Playground link opens here) plus `step` and
 `quiz`. Questions come from `attnlab.classroom.build` and are graded there against the run on
-screen; this module only lays them out, keeps the verdicts for the session and says them.
+screen; this module only lays them out, keeps the verdicts for the session and says them. While the session teaches
+a live class (`teacher`), a step asks the class's one question instead, and the class's tally takes the verdict's place.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import streamlit as st
 from attnlab import links
 from attnlab.classroom.answers import AnswerError
 from attnlab.classroom.build import questions_for_stage
-from attnlab.classroom.questions import Grade, MaskQuestion, Question, ScalingQuestion
+from attnlab.classroom.questions import Question
 from attnlab.classroom.score import Score
 from attnlab.figures import projector
 from attnlab.figures.screen import share as screen_share
@@ -22,8 +23,10 @@ from attnlab.pipeline import LabResult
 from attnlab.stages import N_STEPS, Step, step
 from attnlab.ui.app.i18n import t
 from attnlab.ui.app.state import PageState
-from attnlab.ui.app.text import code, md_escape
+from attnlab.ui.app.text import code
 from attnlab.ui.app.widgets import chart, segmented, toggle
+from attnlab.ui.pages.present import teacher
+from attnlab.ui.pages.present.answering import answer_input, prompt, say, unreadable
 from attnlab.ui.parts import lab
 from attnlab.ui.parts.pack import pack_downloads
 from attnlab.ui.parts.stages import STAGES, Stage, StageView
@@ -92,54 +95,15 @@ def sidebar(result: LabResult) -> None:
             pack_downloads(lab.config(), result)
 
 
-def escaped(fields: dict[str, str]) -> dict[str, str]:
-    """Message fields made inert: tokens come from the user."""
-    return {name: md_escape(value) for name, value in fields.items()}
-
-
-def say(grade: Grade | None) -> None:
-    """The verdict and why (or that the question was skipped)."""
-    if grade is None:
-        st.info(t("present.ui.skipped"), icon=":material/visibility:")
-        return
-    text = t(grade.why, **escaped(grade.fields))
-    if grade.correct:
-        st.success(text, icon=":material/check_circle:")
-    else:
-        st.error(text, icon=":material/cancel:")
-
-
-def answer_widget(question: Question, tokens: list[str]) -> Callable[[], Grade]:
-    """Draw the input the question needs; returns how to grade what is in it (may raise AnswerError)."""
-    key = f"present.answer.{question.uid}"
-    if isinstance(question, ScalingQuestion):
-        letters = {
-            c: f"{'ABC'[i]}. {t(f'present.question.scaling.choice_{c}')}" for i, c in enumerate(question.choices)
-        }
-        picked = st.radio(t("present.ui.your_answer"), list(letters), format_func=letters.get, key=key, index=None)
-        return lambda: question.grade(picked or "")
-    if isinstance(question, MaskQuestion) and question.form == "cells":
-        cells = [(i, j) for i in range(question.t) for j in range(question.t)]
-        names = {c: f"({c[0] + 1},{c[1] + 1}) {tokens[c[0]]} → {tokens[c[1]]}" for c in cells}
-        picked = st.multiselect(
-            t("present.ui.pick_cells"), cells, format_func=names.get, key=key, placeholder=t("present.ui.none_blocked")
-        )
-        return lambda: question.grade_cells(set(picked))
-    raw = st.text_input(
-        t("present.ui.your_answer"), key=key, placeholder=t(question.hint_key, **question.prompt_fields)
-    )
-    return lambda: question.grade(raw)
-
-
 def ask(question: Question, tokens: list[str]) -> bool:
     """One question: its verdict when answered, else the prompt and a form. True once it may be revealed."""
     verdicts: dict = st.session_state.setdefault(VERDICTS, {})
-    st.markdown(f"##### :material/quiz: {t(question.prompt_key, **escaped(question.prompt_fields))}")
+    prompt(question)
     if question.uid in verdicts:
         say(verdicts[question.uid])
         return True
     with st.form(key=f"present.form.{question.uid}", border=True):
-        grade_it = answer_widget(question, tokens)
+        read = answer_input(question, tokens, key=f"present.answer.{question.uid}")
         check, skip = st.columns(2)
         checked = check.form_submit_button(t("present.ui.check"), type="primary", width="stretch")
         skipped = skip.form_submit_button(t("present.ui.reveal"), width="stretch")
@@ -148,9 +112,9 @@ def ask(question: Question, tokens: list[str]) -> bool:
         st.rerun()
     if checked:
         try:
-            grade = grade_it()
+            grade = question.grade(read())
         except AnswerError as bad:
-            st.warning(t(bad.reason, **escaped({k: str(v) for k, v in bad.fields.items()})), icon=":material/edit:")
+            st.warning(unreadable(bad), icon=":material/edit:")
             return False
         verdicts[question.uid] = grade
         st.session_state[SCORE] = st.session_state.get(SCORE, Score()).record(question.uid, grade.correct)
@@ -158,8 +122,15 @@ def ask(question: Question, tokens: list[str]) -> bool:
     return False
 
 
+def answered(question: Question) -> bool:
+    """Whether this session has answered (or skipped) a question."""
+    return question.uid in st.session_state.get(VERDICTS, {})
+
+
 def asked(current: Step, result: LabResult, view: StageView) -> tuple[Question, ...]:
-    """The questions asked before this stage (none when questions are off)."""
+    """The questions asked before this stage (none when questions are off); a live class's one question."""
+    if teacher.teaching():
+        return teacher.question(current.number)
     if not PRESENT["quiz"]:
         return ()
     head = view.one if view.one is not None else view.shown[0]
@@ -194,15 +165,15 @@ def screen(result: LabResult, view: StageView, heading, aside) -> None:
     aside.caption(spec.shape(view))
     st.latex(spec.formula(view))
     questions = asked(current, result, view)
-    verdicts = st.session_state.get(VERDICTS, {})
-    if questions and all(q.uid in verdicts for q in questions):  # revealed: each verdict beside the chart
+    asker, done = (teacher.ask, teacher.revealed) if teacher.teaching() else (ask, answered)
+    if questions and all(done(q) for q in questions):  # revealed: each verdict (a class's tally) beside the chart
         where, beside = st.columns([3, 2])
         with beside:
             for question in questions:
-                ask(question, result.tokens)
+                asker(question, result.tokens)
         with where, screen_share(QUESTION_SHARE):
             charts(spec, view, len(result.tokens), k)
-    elif all([ask(q, result.tokens) for q in questions]):  # no questions, or none left to answer
+    elif all([asker(q, result.tokens) for q in questions]):  # no questions, or none left to answer
         charts(spec, view, len(result.tokens), k)
     st.markdown(t(f"present.step.{k}.text"))
     teacher_notes(k)
