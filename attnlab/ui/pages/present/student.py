@@ -24,7 +24,7 @@ from attnlab.ui.app.i18n import current_lang, t
 from attnlab.ui.app.text import code as inert
 from attnlab.ui.app.widgets import chart
 from attnlab.ui.pages.present import classroom, teacher
-from attnlab.ui.pages.present.answering import answer_input, prompt, say, unreadable
+from attnlab.ui.pages.present.answering import answer_input, escaped, prompt, say, unreadable
 from attnlab.ui.pages.present.presenter import SCORE, on_screen, sentence
 from attnlab.ui.parts.stages import Stage, StageView
 
@@ -180,7 +180,8 @@ def answer(code: str, link: str, k: int, question: Question, tokens: list[str]) 
 
 def verdict(code: str, link: str, k: int, question: Question, *, revealed_now: bool) -> None:
     """After the reveal (or on a step the class has left): this student's verdict with its why, counted once in the
-    score; the right answer explained for a student who gave none; the class's tally on the revealed step."""
+    score; the right answer explained, in a neutral box, for a student whose answer was none or unreadable (a wrong
+    answer's verdict already names the right one); the class's tally on the revealed step."""
     sent = st.session_state.get(MINE, {}).get((code, link, k))
     explained = False
     if sent is None:
@@ -192,11 +193,12 @@ def verdict(code: str, link: str, k: int, question: Question, *, revealed_now: b
             st.warning(f"{inert(sent, 200)} · {unreadable(bad)}", icon=":material/edit:")
         else:
             say(grade)
-            explained = grade.correct  # a right answer's why already explains it
+            explained = True  # right or wrong, the verdict's why names the right answer
             st.session_state[SCORE] = st.session_state.get(SCORE, Score()).record(question.uid, grade.correct)
     if not explained:
         st.markdown(f"**{t('live.student.right_answer')}**")
-        say(question.grade(classlink.right_answer(question)))
+        answer = question.grade(classlink.right_answer(question))
+        st.info(t(answer.why, **escaped(answer.fields)), icon=":material/lightbulb:")
     if revealed_now:
         try:
             classroom.tally(question, classroom.store().tally(code, k))
