@@ -10,6 +10,7 @@ are shown by the task panel, which a phone shows above the page, rather than in 
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import streamlit as st
@@ -71,7 +72,7 @@ def follow() -> None:
         if bad is not None:
             st.session_state[PROBLEMS] = [*problems(), url_problem(param, raw.get(name, ""), bad)]
     if APP["task"] != before:
-        st.session_state.pop(ANSWER, None)
+        st.session_state[ANSWER] = ""  # written, not dropped: the browser box empties too
     reread(registry.current() or "playground")
 
 
@@ -111,10 +112,17 @@ def task_query(task: Any) -> dict[str, str]:
     return {**task.link, **app, "task": task.id}
 
 
+@functools.cache
+def target(url_path: str) -> st.Page:
+    """A registered page as a link's target, built once per process: a link names its own label, so the page's
+    title (in a session's language) is never shown, and building a page resolves its script's path on disk."""
+    spec = next(spec for spec in registry.PAGES if spec.url_path == url_path)
+    return st.Page(spec.script, title=spec.url_path, url_path=spec.url_path, default=spec is registry.PAGES[0])
+
+
 def task_link(task: Any, label: str, icon: str = "arrow_forward", where: Any = st) -> None:
     """A link that opens a task on its page, where its link says."""
-    spec = next(spec for spec in registry.PAGES if spec.url_path == task.page)
-    where.page_link(registry.st_page(spec), label=label, icon=f":material/{icon}:", query_params=task_query(task))
+    where.page_link(target(task.page), label=label, icon=f":material/{icon}:", query_params=task_query(task))
 
 
 def page_title(url_path: str) -> str:

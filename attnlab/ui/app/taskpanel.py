@@ -64,27 +64,27 @@ def forget_problems() -> None:
 
 
 def course_page() -> st.Page:
-    """The Course page, as the registry serves it."""
-    from attnlab.ui.app import registry
-
-    return registry.st_page(registry.BY_FILE["course"])
+    """The Course page, as a link's target."""
+    return courselink.target("course")
 
 
 def panel(task: Any, page: str) -> None:
     """The task: where it is, its prompt, and (on its own page) the answer, the verdict, the hints and Next."""
+    here = page == task.page
+    verdict = graded(task) if here else None  # first: a right answer counts in the progress drawn above it
     order = [x.id for x in courselink.tasks()]
     n, done, total = order.index(task.id) + 1, courselink.done(), len(order)
     st.caption(
         f"{t('course.panel.title', n=n, total=total)} · {t('course.panel.progress', done=len(done), total=total)}"
     )
     st.markdown(f"**{task.prompt}**")
-    if page != task.page:
+    if not here:
         title = courselink.page_title(task.page)
         st.info(t("course.panel.elsewhere", page=title), icon=":material/near_me:")
         courselink.task_link(task, t("course.panel.open_here", page=title))
     else:
         options(task)
-        answer(task)
+        answer(task, verdict)
         hints(task)
     after(task)
 
@@ -100,24 +100,37 @@ def query() -> dict[str, str]:
     return st.query_params.to_dict()
 
 
-def answer(task: Any) -> None:
-    """The answer box and, once something is typed, the verdict on the page's numbers now."""
-    placeholder = t(f"course.panel.placeholder_{task.kind}")
-    typed = st.text_input(t("course.panel.answer"), key=courselink.ANSWER, placeholder=placeholder)
-    st.button(t("course.panel.check"), key="_course.check", icon=":material/check:")
-    if not typed.strip():
-        st.caption(t("course.panel.note_live"))
-        return
+def graded(task: Any) -> Any | None:
+    """The verdict on what the answer box holds, on the page's numbers now (None: nothing typed); a right answer
+    is added to the progress at once. A state that holds no answer gives its reason instead."""
     from attnlab.course import Unanswerable
 
+    typed = st.session_state.get(courselink.ANSWER) or ""
+    if not typed.strip():
+        return None
     try:
         verdict = task.check(query(), typed)
     except Unanswerable as none:
-        st.info(t(none.key, **escaped(none.fields)), icon=":material/edit:")
-        return
-    say(verdict)
+        return none
     if verdict.correct:
         courselink.mark_done(task.id)
+    return verdict
+
+
+def answer(task: Any, verdict: Any | None) -> None:
+    """The answer box, then the verdict (or what the page's state lacks, or a word on how it is graded)."""
+    from attnlab.course import Unanswerable
+
+    st.text_input(
+        t("course.panel.answer"), key=courselink.ANSWER, placeholder=t(f"course.panel.placeholder_{task.kind}")
+    )
+    st.button(t("course.panel.check"), key="_course.check", icon=":material/check:")
+    if verdict is None:
+        st.caption(t("course.panel.note_live"))
+    elif isinstance(verdict, Unanswerable):
+        st.info(t(verdict.key, **escaped(verdict.fields)), icon=":material/edit:")
+    else:
+        say(verdict)
 
 
 def escaped(fields: dict[str, str]) -> dict[str, str]:
@@ -178,7 +191,7 @@ def after(task: Any) -> None:
 def close() -> None:
     """Close the open task (its progress stays)."""
     APP["task"] = ""
-    st.session_state.pop(courselink.ANSWER, None)
+    st.session_state[courselink.ANSWER] = ""
 
 
 def offer() -> None:
