@@ -23,6 +23,7 @@ NUMBER_FORMS = ("value", "share", "bytes", "count", "head")  # how a number is r
 TEXT_FORMS = ("character", "question")  # a character or token compared as text; a presenter question's own reader
 NOT_STATE = ("task", "done", "palette")  # link values that shape no number a task reads
 OWN_FALLBACKS = ("decoder",)  # its late fall-back (the nearest checkpoint) is the answer's own; the notebook's loads
+MAX_GIVEN = 40  # characters of a typed answer a verdict quotes
 ANSWERS_KEPT = 512  # (task, page state) answers a server keeps: a few numbers each
 
 
@@ -153,8 +154,8 @@ class Task:
             given, right = str(number), number in (found.value, *found.ties)
         else:
             number, note = read_number(raw, form)
-            given, right = written(number, form), any(self.close(number, v) for v in (found.value, *found.ties))
-        head = (f"course.verdict.{'right' if right else 'wrong'}", {"value": expected, "given": given})
+            given, right = raw.strip(), any(self.close(number, v) for v in (found.value, *found.ties))
+        head = (f"course.verdict.{'right' if right else 'wrong'}", {"value": expected, "given": given[:MAX_GIVEN]})
         return Verdict(right, (head, why), expected, note)
 
     def option_texts(self) -> list[tuple[str, ...]]:
