@@ -99,6 +99,14 @@ MAX_NPY_HEADER_BYTES = 4096  # a .npy header numpy writes for a matrix is 118 by
 TOL_ANSWER_ROW_SUM = 0.02  # a hand-added row of two-decimal weights can miss 1 by a rounding step or two
 TOL_ANSWER_TIE = 1e-9  # keys whose weights agree this closely share the top (equal tokens give equal weights)
 TOL_ANSWER_SPREAD = 1e-9  # smaller changes of the mean top weight count as "unchanged"
+# The course's tasks (contract 17): how close a number read off a page must be to what the page computes now.
+TOL_ANSWER_WEIGHT = 0.01  # a weight or probability, printed with two decimals on its chart: one printed step
+TOL_ANSWER_READ = 0.01  # relative: a number the page prints to three or more significant digits (an angle, a value)
+TOL_ANSWER_BYTES = 0.005  # relative: a byte count the page prints to three significant digits (131 kB, 17.2 GB)
+TOL_ANSWER_ESTIMATE = 0.1  # relative: a sampled estimate (Var(q.k) over 4,000 draws, ~2 % noise) answered by its theory
+TOL_ANSWER_SCORE_TIE = (
+    0.005  # head scores printed with two decimals: a head within half a step of the best is right too
+)
 
 # The key/value cache page (contract 14): a shape a visitor types, and the small MLA computed live.
 MAX_KV_CONTEXT = 10**7  # tokens of context the page sizes a cache for (only arithmetic: nothing is allocated)

@@ -21,6 +21,7 @@ def main() -> None:
     state.save()
     st.title(t("lessons.title"))
     st.markdown(t("lessons.intro"))
+    pages.link("course", t("course.offer.course"), icon="school")  # the one course list: tasks on these pages
     for n, spec in enumerate(pages.COURSE, start=1):
         lesson_card(n, spec)
     st.caption(t("lessons.share"))

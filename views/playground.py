@@ -3,7 +3,7 @@
 import streamlit as st
 
 from attnlab.pipeline import LabResult
-from attnlab.ui.app import first_screen
+from attnlab.ui.app import first_screen, taskpanel
 from attnlab.ui.app import registry as pages
 from attnlab.ui.app.i18n import t
 from attnlab.ui.app.widgets import token_chips
@@ -33,6 +33,7 @@ def main() -> None:
     """Settings first, then the check against PyTorch, the editor and every stage (sent before the three above)."""
     st.title(t("lab.title"))
     st.caption(t("lab.intro"))
+    taskpanel.offer()  # the course, in one line a newcomer meets first
     lab.load()
     whatif.WHATIF.load()
     lab.LAB.show_problems()

@@ -30,7 +30,8 @@ def test_overview_orders_the_lessons_as_a_course(lang):
     headings = [m.value for m in at.markdown if m.value.startswith("#### ")]
     assert headings == [f"#### {cat[f'lesson_{c.lesson}.title']}" for c in COURSE]
     links = at.get("page_link")
-    assert [link.proto.page for link in links] == [c.url_path for c in COURSE]  # the router's addresses
+    assert links[0].proto.page == "course"  # the one course list: the tasks, on these pages and more
+    assert [link.proto.page for link in links[1:]] == [c.url_path for c in COURSE]  # the router's addresses
     assert at.query_params["lang"] == lang
 
 

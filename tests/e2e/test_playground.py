@@ -100,7 +100,7 @@ def test_a_visitors_first_minute_first_screen_then_all_a_change_an_edit_a_shared
     receiver.close()
 
     page.get_by_text("Lessons", exact=True).click()
-    page.get_by_text("Course overview", exact=True).click()  # a page of another section, and one without charts
+    page.get_by_text("Lessons overview", exact=True).click()  # a page of another section, and one without charts
     page.wait_for_url("**/lessons**")
     settle(page)
     page.get_by_text("Explore", exact=True).click()

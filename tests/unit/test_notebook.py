@@ -15,7 +15,7 @@ from attnlab.notebook import PAGES, PLACEHOLDER, from_query
 from attnlab.notebook.cells import code_span, words
 from attnlab.ui.app.registry import PAGES as REGISTRY
 
-WITHOUT_FIGURES = {"lessons"}  # the course overview draws none
+WITHOUT_FIGURES = {"lessons", "course"}  # the lessons overview and the Course page draw none
 HOSTILE = "text=%3Cscript%3Ealert(1)%3C%2Fscript%3E%27%29%3Bimport+os%23&heads=zero&src=%60%60%60&lang=zh"
 
 

@@ -17,19 +17,24 @@ import streamlit as st
 
 
 def route() -> None:
-    """One script run: page config, the chart library's preload, the app's settings, the page, its link and notebook."""
+    """One script run: page config, the chart library's preload, the app's settings, the page and its task panel, its
+    link and notebook."""
     from attnlab.ui.app import preload, warmup
 
     st.set_page_config(page_title="attnlab", page_icon=":material/center_focus_strong:", layout="wide")
     preload.charts()  # before anything that may wait for torch
     warmup.hurry()  # and the server's warm-up back at normal priority, since this run may wait on its imports
+    from attnlab.ui.app import courselink, taskpanel
     from attnlab.ui.app import registry as pages
     from attnlab.ui.app.shell import about, notebook_download, settings, share_link
 
     settings()
     page = pages.navigation()
+    courselink.follow()  # a course link followed in this session: its task, and the page reads its link again
+    panel = taskpanel.slot()  # the open task's place: the sidebar, or above the page on a phone
     about()
     page.run()
+    taskpanel.fill(panel, page.url_path)  # graded on the link the page has just written
     share_link()
     notebook_download()
 

@@ -8,7 +8,7 @@ import streamlit as st
 
 from attnlab.figures import palette
 from attnlab.figures.palette import PALETTES
-from attnlab.ui.app import registry, toolbar, viewport
+from attnlab.ui.app import courselink, registry, toolbar, viewport
 from attnlab.ui.app.i18n import LANG_NAMES, lang_for, t
 from attnlab.ui.app.state import APP
 from attnlab.ui.app.widgets import segmented
@@ -30,6 +30,7 @@ def settings() -> None:
     button (`toolbar`)."""
     browser_language()
     APP.load()
+    courselink.claim_problems()  # the course's link messages go to the task panel, which a phone shows
     segmented(APP, "lang", "Language · 语言", where=st.sidebar, labels=LANG_NAMES)
     labels = {name: t(f"common.palette_{name}") for name in PALETTES}
     segmented(APP, "palette", t("common.palette"), where=st.sidebar, labels=labels, help=t("common.palette_help"))

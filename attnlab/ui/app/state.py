@@ -15,6 +15,7 @@ import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from attnlab.figures.palette import DEFAULT, PALETTES
+from attnlab.links.common import COURSE_NAMES, course_params
 from attnlab.params import Invalid, Param, choice_param, divisor_at_most, int_param
 from attnlab.ui.app.i18n import LANGS, t
 from attnlab.ui.app.text import code
@@ -173,15 +174,21 @@ class PageState:
 
 
 APP = PageState(  # the settings every page shares and every link carries (links.params("app") reads the same)
-    "app", (choice_param("lang", "en", LANGS), choice_param("palette", DEFAULT.name, tuple(PALETTES)))
+    "app", (choice_param("lang", "en", LANGS), choice_param("palette", DEFAULT.name, tuple(PALETTES)), *course_params())
 )
+
+
+def app_query() -> dict[str, str]:
+    """The app-wide values as URL text; the course's task and progress only while they hold something."""
+    return {name: value for name, value in APP.query().items() if value or name not in COURSE_NAMES}
 
 
 def save(*pages: PageState, extra: dict[str, str] | None = None) -> None:
     """Write these pages' state, the app's own settings and `extra` into the URL, so a copied link reproduces it."""
     query: dict[str, str] = {}
-    for page in (*pages, APP):
+    for page in pages:
         query.update(page.query())
+    query.update(app_query())
     query.update(extra or {})
     if dict(st.query_params) != query:
         st.query_params.from_dict(query)
