@@ -27,7 +27,7 @@ def tasks(lang: str = "en") -> list[Task]:
     return list(_tasks("zh" if lang == "zh" else "en"))
 
 
-@functools.cache
+@functools.lru_cache(maxsize=2)  # one entry per language
 def _tasks(lang: str) -> tuple[Task, ...]:
     """The tasks in one language, built once (frozen: shared by every session in that language)."""
     out = []

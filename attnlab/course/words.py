@@ -14,7 +14,7 @@ LOCALES = Path(__file__).resolve().parents[1] / "locales"
 LANGS = ("en", "zh")
 
 
-@functools.cache
+@functools.lru_cache(maxsize=4)  # keyed by the asked language; each falls back to one of two tables
 def course_words(lang: str) -> dict:
     """The course's table in `lang` (English for anything else): `task.<id>.prompt`, `hint1`..`hint3`, options."""
     lang = lang if lang in LANGS else "en"

@@ -112,7 +112,7 @@ def task_query(task: Any) -> dict[str, str]:
     return {**task.link, **app, "task": task.id}
 
 
-@functools.cache
+@functools.lru_cache(maxsize=64)  # one entry per registered page
 def target(url_path: str) -> st.Page:
     """A registered page as a link's target, built once per process: a link names its own label, so the page's
     title (in a session's language) is never shown, and building a page resolves its script's path on disk."""
