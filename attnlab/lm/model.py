@@ -208,7 +208,8 @@ class Llama(nn.Module):
         per layer "<L>.attn" and "<L>.mlp", with "<L>.heads" (B, H, T, d), the heads' outputs o_proj reads.
         """
         hooks = hooks or {}
-        self.check_hooks(hooks)
+        if hooks:
+            self.check_hooks(hooks)
         if fused and (hooks or cache is not None or keep_steps or parts is not None):
             raise ValueError("the fused (training) path takes no hooks, cache, stages or parts")
         start = 0 if cache is None else cache.fed

@@ -29,19 +29,28 @@ def check_cuts(top_k: int | None, top_p: float | None) -> None:
 def kept(probs: torch.Tensor, top_k: int | None = None, top_p: float | None = None) -> torch.Tensor:
     """(V,) bool: the tokens top-k and then top-p keep of a distribution (V,); True where kept."""
     check_cuts(top_k, top_p)
-    order = torch.sort(probs, descending=True, stable=True).indices  # likeliest first, the lower id on a tie
-    ranked = probs[order]
-    n = int((ranked > 0).sum())
-    if top_k is not None:
-        n = min(n, top_k)
-    if top_p is not None and top_p < 1 and n > 1:
-        head = ranked[:n]
-        mass = torch.cumsum(head / head.sum(), 0)  # the renormalised distribution top-k left, summed from the top
-        reached = torch.nonzero(mass >= top_p)
-        if len(reached):
-            n = int(reached[0]) + 1
-    out = torch.zeros_like(probs, dtype=torch.bool)
-    out[order[:n]] = True
+    keep = probs > 0
+    if top_k is not None and top_k < int(keep.sum()):
+        keep = likeliest(probs, top_k)
+    if top_p is None or top_p >= 1:
+        return keep
+    idx = torch.nonzero(keep).flatten()  # ascending ids: a stable sort keeps the lower id first on a tie
+    head = probs[idx]
+    order = torch.sort(head, descending=True, stable=True).indices
+    mass = torch.cumsum(head[order] / head.sum(), 0)  # the renormalised distribution top-k left, from the top
+    reached = torch.nonzero(mass >= top_p)
+    n = int(reached[0]) + 1 if len(reached) else len(order)
+    out = torch.zeros_like(keep)
+    out[idx[order[:n]]] = True
+    return out
+
+
+def likeliest(probs: torch.Tensor, k: int) -> torch.Tensor:
+    """(V,) bool: the k likeliest tokens, the lower id on a tie, for k below the count of positive ones; no sort."""
+    floor = torch.topk(probs, k).values[-1]  # the k-th likeliest probability (> 0: more than k tokens are above 0)
+    out = probs > floor
+    tied = torch.nonzero(probs == floor).flatten()[: k - int(out.sum())]
+    out[tied] = True
     return out
 
 
