@@ -95,6 +95,12 @@ def pushes(lm, tr: Trace, position: int, token: int) -> tuple[list[Push], float]
     return rows, logit
 
 
+@torch.no_grad()
+def likeliest(lm, tr: Trace, position: int) -> int:
+    """The model's likeliest next token at `position` (its output, read from the trace)."""
+    return int(read_out(lm, tr.streams()[-1, position]).argmax())
+
+
 def strongest(rows: list[Push], n: int) -> list[Push]:
     """The n rows of largest size, in the model's order, and one row summing all the others (when there are)."""
     if len(rows) <= n + 1:

@@ -1,4 +1,5 @@
-"""Every head: the model view of the text's reading, the head finder's four scores beside it, the copy test.
+"""Every head: the model view of the text's reading, the head finder's four scores beside it and, when switched on,
+which heads push the prediction (`attribution`), then the copy test.
 
 The copy test writes the text twice: is the second copy predicted better than the first?
 
@@ -21,6 +22,7 @@ from attnlab.lmlab.reading import Reading, copies
 from attnlab.ui.app.i18n import t
 from attnlab.ui.app.text import markdown_table
 from attnlab.ui.app.widgets import chart
+from attnlab.ui.pages.lm import attribution
 from attnlab.ui.pages.lm.model import LM, run_numbers
 from attnlab.ui.parts.inspector import Shown, model_view
 
@@ -53,8 +55,12 @@ def section(lm: LanguageModel, step: int | None, got: Reading) -> None:
     left, right = st.columns([3, 2])
     with left:
         model_view(on_screen)
+    grids = scores(on_screen.digest, got)
     with right:
-        score_grids(scores(on_screen.digest, got), lm)
+        score_grids(grids, lm)
+        pushed = attribution.switch()
+    if pushed:
+        attribution.section(lm, step, got, grids)
     copy_test(lm, got)
 
 

@@ -1,0 +1,180 @@
+"""Character grids for the Language model page: the logit lens (layers x positions) and the branches side by side.
+
+Both wrap as a text does, `width` positions a line, so they read at 390 px: each block of positions is a row of
+the text's own characters (or the branch's row names) and, under it, one coloured row per layer (or temperature).
+A cell writes a character, its colour is a probability (the palette's `prob` scale), and an invisible point over it
+carries the hover and takes the click (heatmaps send no click events); `customdata` says what a click picks.
+Labels and hover text are escaped here; every sentence comes from the page.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from attnlab.figures.palette import current
+from attnlab.figures.prebuilt import BASE_LAYOUT, Prebuilt, colorscale
+from attnlab.figures.text import esc, label
+
+CELL_PX = 26  # one row of a grid
+LABEL_CHARS = 4  # a cell's character(s), cut
+
+
+@dataclass
+class Grid:
+    """Rows of cells under construction: z (NaN for a plain text row), text, hover and click data per cell."""
+
+    width: int
+    z: list[list[float]] = field(default_factory=list)
+    text: list[list[str]] = field(default_factory=list)
+    names: list[str] = field(default_factory=list)
+    points: list[tuple[int, int, str, object]] = field(default_factory=list)  # (row, col, hover, customdata)
+    outlines: list[tuple[int, int, int]] = field(default_factory=list)  # (row, col, line width)
+    dots: list[tuple[int, int]] = field(default_factory=list)
+
+    def row(self, name: str, z: Sequence[float], text: Sequence[str]) -> int:
+        """One row of up to `width` cells; returns its index."""
+        pad = self.width - len(z)
+        self.z.append([float(v) for v in z] + [math.nan] * pad)
+        self.text.append(list(text) + [""] * pad)
+        self.names.append(name)
+        return len(self.z) - 1
+
+
+def figure(grid: Grid, colour_word: str, dot_word: str | None = None) -> Prebuilt:
+    """The grid as a heatmap of probabilities with its characters written in, plain text rows, click points."""
+    palette = current()
+    rows = len(grid.z)
+    z = np.array(grid.z)
+    coloured = ~np.isnan(z).all(1)  # text rows have no colour: their characters go in a scatter
+    cells = dict(
+        type="heatmap",
+        z=np.where(coloured[:, None], z, np.nan).tolist(),
+        text=[t if c else [""] * grid.width for t, c in zip(grid.text, coloured, strict=True)],
+        texttemplate="%{text}",
+        textfont=dict(size=13),
+        colorscale=colorscale(palette.prob),
+        zmin=0.0,
+        zmax=1.0,
+        xgap=1,
+        ygap=1,
+        hoverinfo="skip",
+        colorbar=dict(thickness=10, len=0.6, title=dict(text=esc(colour_word), side="right")),
+    )
+    plain = [(r, c) for r in range(rows) if not coloured[r] for c in range(grid.width) if grid.text[r][c]]
+    words = dict(
+        type="scatter",
+        mode="text",
+        x=[c for _, c in plain],
+        y=[r for r, _ in plain],
+        text=[grid.text[r][c] for r, c in plain],
+        textfont=dict(size=14),
+        hoverinfo="skip",
+        showlegend=False,
+    )
+    points = dict(
+        type="scatter",
+        mode="markers",
+        x=[c for _, c, _, _ in grid.points],
+        y=[r for r, _, _, _ in grid.points],
+        text=[esc(h) for _, _, h, _ in grid.points],
+        customdata=[d for _, _, _, d in grid.points],
+        marker=dict(size=18, opacity=0, symbol="square"),
+        hovertemplate="%{text}<extra></extra>",
+        showlegend=False,
+        name="click",
+    )
+    data = [cells, words, points]
+    if grid.dots and dot_word:
+        data.append(
+            dict(
+                type="scatter",
+                mode="markers",
+                x=[c + 0.32 for _, c in grid.dots],
+                y=[r - 0.3 for r, _ in grid.dots],
+                marker=dict(size=5, color=palette.neutral, symbol="circle"),
+                name=esc(dot_word),
+                hoverinfo="skip",
+                showlegend=True,
+            )
+        )
+    shapes = [
+        dict(type="rect", x0=c - 0.5, x1=c + 0.5, y0=r - 0.5, y1=r + 0.5, line=dict(color=palette.highlight, width=w))
+        for r, c, w in grid.outlines
+    ]
+    axis = dict(showgrid=False, zeroline=False, fixedrange=True)
+    layout = dict(
+        BASE_LAYOUT,
+        xaxis=dict(axis, visible=False, range=[-0.5, grid.width - 0.5]),
+        yaxis=dict(axis, range=[rows - 0.5, -0.5], tickvals=list(range(rows)), ticktext=grid.names),
+        height=40 + CELL_PX * rows + (24 if len(data) > 3 else 0),
+        margin=dict(l=4, r=4, t=8, b=8),
+        dragmode=False,
+        shapes=shapes,
+        legend=dict(orientation="h", x=0, y=-0.02, yanchor="top"),
+    )
+    return Prebuilt(dict(data=data, layout=layout))
+
+
+def lens_figure(
+    inputs: Sequence[str],
+    tops: np.ndarray,
+    probs: np.ndarray,
+    hover: list[list[str]],
+    first: np.ndarray,
+    layer_names: Sequence[str],
+    text_name: str,
+    width: int,
+    picked: int | None,
+    prob_word: str,
+) -> Prebuilt:
+    """The lens: per block of `width` positions, the input characters, then one row per layer (row names
+    `layer_names`) with the likeliest next token tops[l][i] coloured by probs[l, i], in bold where `first` (it is
+    the token that really comes next); hover[l][i] says the rest. A click gives the position."""
+    grid = Grid(width)
+    n = len(inputs)
+    for start in range(0, n, width):
+        stop = min(n, start + width)
+        grid.row(esc(text_name), [math.nan] * (stop - start), [label(c, LABEL_CHARS) for c in inputs[start:stop]])
+        for layer, name in enumerate(layer_names):
+            cells = [label(tops[layer][i], LABEL_CHARS) for i in range(start, stop)]
+            shown = [f"<b>{c}</b>" if first[layer, start + j] else c for j, c in enumerate(cells)]
+            r = grid.row(esc(name), probs[layer, start:stop], shown)
+            for i in range(start, stop):
+                grid.points.append((r, i - start, hover[layer][i], i))
+                if picked == i:
+                    grid.outlines.append((r, i - start, 2))
+    return figure(grid, prob_word)
+
+
+def branches_figure(
+    rows: Sequence[Sequence[str]],
+    probs: np.ndarray,
+    names: Sequence[str],
+    hover: list[list[str]],
+    parted: np.ndarray,
+    off_greedy: np.ndarray,
+    width: int,
+    picked: tuple[int, int] | None,
+    prob_word: str,
+    greedy_word: str,
+) -> Prebuilt:
+    """The branches: per block of `width` characters, one row per temperature (named `names`), each character
+    coloured by the probability it was drawn with; outlined where the rows part, dotted where the draw was not the
+    greedy choice, `picked` (row, index) outlined too. A click gives [row, index]."""
+    grid = Grid(width)
+    n = max((len(r) for r in rows), default=0)
+    for start in range(0, n, width):
+        stop = min(n, start + width)
+        for b, row in enumerate(rows):
+            r = grid.row(esc(names[b]), probs[b, start:stop], [label(c, LABEL_CHARS) for c in row[start:stop]])
+            for i in range(start, stop):
+                grid.points.append((r, i - start, hover[b][i], [b, i]))
+                if parted[b, i] or picked == (b, i):
+                    grid.outlines.append((r, i - start, 4 if picked == (b, i) else 2))
+                if off_greedy[b, i]:
+                    grid.dots.append((r, i - start))
+    return figure(grid, prob_word, greedy_word)
