@@ -15,12 +15,25 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from attnlab.figures import screen
+from attnlab.figures.margins import em_width
 from attnlab.figures.palette import current
 from attnlab.figures.prebuilt import BASE_LAYOUT, Prebuilt, colorscale
 from attnlab.figures.text import esc, label
 
 CELL_PX = 26  # one row of a grid
+MIN_CELL_PX = 22  # the narrowest a cell gets: a CJK character at the cells' font, and room around it
+COLORBAR_PX = 60  # the colour bar and its title, beside the grid where the chart is wide enough to have one
 LABEL_CHARS = 4  # a cell's character(s), cut
+
+
+def columns(wanted: int, names: Sequence[str], period: int | None = None) -> int:
+    """How many cells a line of the grid holds at this session's chart width: `wanted` at most, at least 4, whole
+    periods of a regular poem where one fits (a couplet a line, as the painted text wraps)."""
+    px = screen.width() - 12 - 13 * max((em_width(n) for n in names), default=0)
+    px -= COLORBAR_PX if screen.width() >= screen.COLUMNS_FROM else 0
+    n = max(4, min(wanted, int(px // MIN_CELL_PX)))
+    return period * (n // period) if period and n >= period else n
 
 
 @dataclass
@@ -63,6 +76,7 @@ def figure(grid: Grid, colour_word: str, dot_word: str | None = None) -> Prebuil
         ygap=1,
         hoverinfo="skip",
         colorbar=dict(thickness=10, len=0.6, title=dict(text=esc(colour_word), side="right")),
+        showscale=screen.width() >= screen.COLUMNS_FROM,  # a phone's grid needs the width; the caption says it
     )
     plain = [(r, c) for r in range(rows) if not coloured[r] for c in range(grid.width) if grid.text[r][c]]
     words = dict(
@@ -127,13 +141,15 @@ def lens_figure(
     first: np.ndarray,
     layer_names: Sequence[str],
     text_name: str,
-    width: int,
+    wanted: int,
+    period: int | None,
     picked: int | None,
     prob_word: str,
 ) -> Prebuilt:
-    """The lens: per block of `width` positions, the input characters, then one row per layer (row names
+    """The lens: per block of positions (`columns` of them), the input characters, then one row per layer (row names
     `layer_names`) with the likeliest next token tops[l][i] coloured by probs[l, i], in bold where `first` (it is
     the token that really comes next); hover[l][i] says the rest. A click gives the position."""
+    width = columns(wanted, [text_name, *layer_names], period)
     grid = Grid(width)
     n = len(inputs)
     for start in range(0, n, width):
@@ -157,14 +173,15 @@ def branches_figure(
     hover: list[list[str]],
     parted: np.ndarray,
     off_greedy: np.ndarray,
-    width: int,
+    wanted: int,
     picked: tuple[int, int] | None,
     prob_word: str,
     greedy_word: str,
 ) -> Prebuilt:
-    """The branches: per block of `width` characters, one row per temperature (named `names`), each character
-    coloured by the probability it was drawn with; outlined where the rows part, dotted where the draw was not the
-    greedy choice, `picked` (row, index) outlined too. A click gives [row, index]."""
+    """The branches: per block of characters (`columns` of them), one row per temperature (named `names`), each
+    character coloured by the probability it was drawn with; outlined where the rows part, dotted where the draw was
+    not the greedy choice, `picked` (row, index) outlined too. A click gives [row, index]."""
+    width = columns(wanted, names)
     grid = Grid(width)
     n = max((len(r) for r in rows), default=0)
     for start in range(0, n, width):

@@ -4,8 +4,8 @@ alternatives at any character.
 The prefix is the page's text and the branch (characters the student chose to go on from, kept in the link).
 `room` says how many characters fit after it in the model's length: a branch is never cut from the front, so a
 prefix past the length is refused by the page, not silently shortened. `parted` marks, for each pair of rows, the
-first place they differ (in both rows): the characters where the rows part. `alternatives` are the likeliest
-characters of the distribution a step was drawn from (after temperature, top-k and top-p), with the greedy choice.
+first place they differ (in both rows): the characters where the rows part. `alternatives` are the model's own
+likeliest next characters after a prefix (temperature 1, no cut: what the model thought, whatever a sampler kept).
 """
 
 from __future__ import annotations
@@ -13,8 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import torch
 
-from attnlab.lm import Generation, Step
+from attnlab.lm import Generation
 
 BRANCH_CHARS = 32  # characters each row adds
 ALTERNATIVES = 5  # characters offered at a picked step
@@ -64,8 +65,13 @@ def branch(
     return Branching(text + forced, tuple(temperatures), rows, marks)
 
 
-def alternatives(lm, step: Step, k: int = ALTERNATIVES) -> list[tuple[str, float]]:
-    """The k likeliest tokens of the distribution a step was drawn from (only those it could draw), likeliest first."""
-    probs = step.probs
-    order = np.argsort(-probs, kind="stable")[:k]
-    return [(lm.token(int(i)), float(probs[i])) for i in order if probs[i] > 0]
+@torch.no_grad()
+def alternatives(lm, prefix: str, k: int = ALTERNATIVES) -> list[tuple[int, str, float]]:
+    """The k likeliest tokens the model gives after `prefix` (never <bos> or <unk>), likeliest first: each id, its
+    text and its probability (temperature 1, no cut). A step's `probs` says what its sampler gave each."""
+    ids = lm.prepare(prefix, keep="end").ids
+    z = lm.forward(torch.tensor([ids])).logits[0, -1].double()
+    z[lm.vocab.banned()] = float("-inf")
+    probs = torch.softmax(z, -1)
+    top = torch.topk(probs, min(k, int((probs > 0).sum())))
+    return [(i, lm.token(i), float(p)) for i, p in zip(top.indices.tolist(), top.values.tolist(), strict=True)]

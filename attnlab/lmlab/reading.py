@@ -95,7 +95,9 @@ class Top:
 
     tokens: tuple[str, ...]
     probs: tuple[float, ...]  # softmax(logits)
-    tempered: tuple[float, ...]  # what the sampler draws from: temperature, top-k, top-p, renormalised (0: cut)
+    tempered: tuple[
+        float, ...
+    ]  # what generation draws from: temperature, top-k, top-p, renormalised (0: cut or banned)
     kept: int = 0  # how many tokens the sampler keeps (the whole vocabulary without a cut)
 
 
@@ -126,7 +128,7 @@ def top_of(
     logits = logits.double()
     probs = torch.softmax(logits, -1)
     best = torch.topk(probs, max(1, min(int(k), probs.numel())))
-    drawn, keep = sampler(logits, temperature, top_k, top_p)
+    drawn, keep = sampler(logits, temperature, top_k, top_p, lm.vocab.banned())  # as generation draws
     picked = best.indices.tolist()
     tokens = tuple(lm.token(i) for i in picked)
     return Top(tokens, tuple(best.values.tolist()), tuple(drawn[picked].tolist()), int(keep.sum()))

@@ -70,8 +70,12 @@ def test_a_branch_is_three_generations_of_the_text_and_its_forced_start(lm):
     for row, temperature in zip(got.rows, got.temperatures, strict=True):
         assert row.text == lm.generate("the cat s", got.n, temperature, 4, top_p=0.9).text
     assert np.array_equal(got.parted, branching.parted([[s.token_id for s in r.steps] for r in got.rows]))
-    alts = branching.alternatives(lm, got.rows[1].steps[0])
-    assert 1 <= len(alts) <= 5 and alts[0][0] == lm.token(got.rows[1].steps[0].argmax)
-    assert all(a[1] >= b[1] for a, b in zip(alts, alts[1:], strict=False))
+    alts = branching.alternatives(lm, "the cat s")
+    probs = torch.softmax(lm.forward(torch.tensor([lm.encode("the cat s")])).logits[0, -1].double(), -1)
+    probs[lm.vocab.banned()] = 0  # never <bos> or <unk>: the rest renormalised
+    want = torch.topk(probs / probs.sum(), 5)
+    assert [a[0] for a in alts] == want.indices.tolist() and [a[1] for a in alts] == [lm.token(i) for i, *_ in alts]
+    np.testing.assert_allclose([a[2] for a in alts], want.values.numpy(), rtol=1e-9)
+    assert alts[0][0] == got.rows[0].steps[0].argmax  # the greedy row's first choice
     with pytest.raises(ValueError, match="no room"):
         branching.branch(lm, "a" * (lm.max_len - 1), "", (0.0,), 0, None, None)

@@ -87,7 +87,7 @@ def name_of(row: Push, grids: dict[str, np.ndarray | None]) -> str:
     """A bar's label: the embedding, 'head L.H · its role', 'MLP L', the bias of a layer, or the rest."""
     if row.kind == "head":
         found = role(grids, row.layer, row.head)
-        tag = f" · {t(f'lm.score_{found[0]}')} {found[1]:.2f}" if found else ""
+        tag = f" · {t(f'lm.role_{found[0]}')} {found[1]:.2f}" if found else ""
         return f"{row.layer + 1}.{row.head + 1}{tag}"
     if row.kind == "rest":
         return t("lm.part_rest", n=row.count)

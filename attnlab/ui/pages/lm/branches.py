@@ -16,12 +16,12 @@ import streamlit as st
 from attnlab.figures.lm_grids import branches_figure
 from attnlab.limits import MAX_LM_TEMPERATURE
 from attnlab.lm import LanguageModel
-from attnlab.lmlab.branching import BRANCH_CHARS, Branching, alternatives, room
+from attnlab.lmlab.branching import BRANCH_CHARS, Branching, room
 from attnlab.lmlab.reading import Reading, shown
 from attnlab.ui.app.i18n import t
 from attnlab.ui.app.text import code
 from attnlab.ui.app.widgets import chart_config
-from attnlab.ui.pages.lm.model import LM, branched, cuts, memo, section_box
+from attnlab.ui.pages.lm.model import LM, alternatives_of, branched, cuts, memo, section_box
 from attnlab.ui.pages.lm.predict import WIDTH
 
 OWN = "lm._branch_own"  # the box for a character of the student's own (session only: it becomes the branch)
@@ -37,7 +37,7 @@ def section(lm: LanguageModel, step: int | None, got: Reading) -> None:
         temperatures()
         rows = made(lm, step, got)
         if rows is not None:
-            picked(lm, rows)
+            picked(lm, step, rows)
 
 
 def temperatures() -> None:
@@ -126,7 +126,7 @@ def figure(lm: LanguageModel, got: Branching):
                 )
             )
         hover.append(line)
-    names = [row_name(temp) for temp in got.temperatures]
+    names = [f"T={temp:g}" for temp in got.temperatures]  # short: a phone's grid needs the width
     pick = LM["pick"]
     at = None if pick is None else (pick[0] - 1, pick[1] - 1)
     words = (t("lm.prob_word"), t("lm.off_greedy"))
@@ -154,7 +154,7 @@ def clickable(figure) -> None:
     )
 
 
-def picked(lm: LanguageModel, got: Branching) -> None:
+def picked(lm: LanguageModel, checkpoint: int | None, got: Branching) -> None:
     """The picked character's alternatives as buttons that go on from there, and a box for one's own character."""
     pick = LM["pick"]
     if pick is None:
@@ -176,10 +176,12 @@ def picked(lm: LanguageModel, got: Branching) -> None:
             greedy=code(shown(lm.token(step.argmax)), 8),
         )
     )
-    options = alternatives(lm, step)
+    options = alternatives_of(LM["model"], checkpoint, LM["text"] + before)
     cols = st.columns(len(options) + 1)
-    for k, ((token, p), col) in enumerate(zip(options, cols, strict=False)):
-        col.button(f"{shown(token)} {p:.2f}", on_click=go_on, args=(before + token,), key=f"lm.alt_{k}")
+    for k, ((i, token, p), col) in enumerate(zip(options, cols, strict=False)):
+        label = f"{shown(token)} {p:.2f}" + ("" if step.probs[i] > 0 else " ✂")
+        col.button(label, on_click=go_on, args=(before + token,), key=f"lm.alt_{k}")
+    st.caption(t("lm.branch_alt_help"))
     typed = cols[-1].text_input(t("lm.branch_own"), key=OWN, max_chars=8, placeholder="…")
     if typed:
         try:

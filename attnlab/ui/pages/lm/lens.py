@@ -48,11 +48,12 @@ def rows_of(n_layers: int) -> list[int]:
     return sorted({round(i * n_layers / (MAX_ROWS - 1)) for i in range(MAX_ROWS)})
 
 
-def row_name(row: int, n_layers: int) -> str:
-    """'embedding', 'layer 1', ..., 'layer L = output'."""
+def row_name(row: int, n_layers: int, short: bool = False) -> str:
+    """'embedding', 'layer 1', ..., 'layer L = output' (short: the grid's row labels, narrow enough for a phone)."""
+    end = "_short" if short else ""
     if row == 0:
-        return t("lm.lens_embed")
-    return t("lm.lens_output", layer=row) if row == n_layers else t("lm.lens_layer", layer=row)
+        return t(f"lm.lens_embed{end}")
+    return t(f"lm.lens_output{end}", layer=row) if row == n_layers else t(f"lm.lens_layer{end}", layer=row)
 
 
 def figure(lm: LanguageModel, got: Reading, grid: LensGrid, position: int):
@@ -75,10 +76,11 @@ def figure(lm: LanguageModel, got: Reading, grid: LensGrid, position: int):
             line.append(head)
         hover.append(line)
     period = line_period(got.pieces, got.lead)
-    width = period * max(1, WIDTH // period) if period else WIDTH
     inputs = [START if i < got.lead else p for i, p in enumerate(got.labels)]
+    short = [row_name(r, lm.n_layers, short=True) for r in rows]
+    text = t("lm.lens_text")
     return lens_figure(
-        inputs, tops, grid.prob[rows], hover, first, names, t("lm.lens_text"), width, position, t("lm.prob_word")
+        inputs, tops, grid.prob[rows], hover, first, short, text, WIDTH, period, position, t("lm.prob_word")
     )
 
 

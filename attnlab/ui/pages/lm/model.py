@@ -15,11 +15,12 @@ from typing import Any
 import streamlit as st
 
 from attnlab import links
+from attnlab.figures import screen
 from attnlab.figures.palette import current
 from attnlab.links.lm import SECTIONS, SHIPPED, nearest, offered, settle_lm
 from attnlab.lm import LanguageModel, Trace, allowed_models, extend, load, run_metrics, trace
 from attnlab.lm.generation import Generation
-from attnlab.lmlab.branching import Branching, branch
+from attnlab.lmlab.branching import Branching, alternatives, branch
 from attnlab.lmlab.forming import LensGrid, Push, lens_grid, likeliest, pushes
 from attnlab.lmlab.reading import Reading, Top, read, top_at, top_of
 from attnlab.ui.app.i18n import current_lang, t
@@ -102,6 +103,12 @@ def flip(name: str) -> None:
     """Open a closed section or close an open one (a switch's callback)."""
     now = set(LM["open"]) ^ {name}
     LM["open"] = [s for s in SECTIONS if s in now]
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def alternatives_of(name: str, step: int | None, prefix: str) -> list[tuple[int, str, float]]:
+    """The model's five likeliest next tokens after a prefix (ids, texts, probabilities; numbers only)."""
+    return alternatives(model(name, step), prefix)
 
 
 def section_box(name: str, label: str, icon: str):
@@ -210,10 +217,11 @@ def fit_query(first: bool, step: int | None) -> None:
 
 
 def memo(name: str, inputs: tuple, build: Callable[[], Any]) -> Any:
-    """A figure this session built for the same inputs, language and palette (one kept per name; never shared
-    between sessions): the text-independent sections cost their numbers' lookup, not a new figure, on a rerun."""
+    """A figure this session built for the same inputs, language, palette and chart width (one kept per name; never
+    shared between sessions): the text-independent sections cost their numbers' lookup, not a new figure, on a
+    rerun."""
     store = st.session_state.setdefault("lm._figures", {})
-    key = (inputs, current_lang(), current().name)
+    key = (inputs, current_lang(), current().name, screen.width())
     if name not in store or store[name][0] != key:
         store[name] = (key, build())
     return store[name][1]
