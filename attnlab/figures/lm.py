@@ -1,5 +1,6 @@
-"""Plotly builders for the Language model page: the text painted by its loss, the next-token bars, the sink curves,
-the parts that push one logit (the lens and the branches are `attnlab.figures.lm_grids`'s).
+"""Plotly builders for the Language model page: the painted text, the next-token bars, the sink curves, the pushes.
+
+The parts that push one logit are bars (the lens and the branches are `attnlab.figures.lm_grids`'s).
 
 The text figure writes each character in a cell coloured by the loss the model took on it (rows of `width`
 characters, as a text wraps), with an invisible point over every cell so that a click picks a character

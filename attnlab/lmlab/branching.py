@@ -1,5 +1,4 @@
-"""Sampling as people meet it: one prefix continued at three temperatures side by side, where the rows part, and the
-alternatives at any character.
+"""Sampling as people meet it: one prefix at three temperatures side by side, where they part, the alternatives.
 
 The prefix is the page's text and the branch (characters the student chose to go on from, kept in the link).
 `room` says how many characters fit after it in the model's length: a branch is never cut from the front, so a

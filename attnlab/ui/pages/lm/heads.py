@@ -1,5 +1,6 @@
-"""Every head: the model view of the text's reading, the head finder's four scores beside it and, when switched on,
-which heads push the prediction (`attribution`), then the copy test.
+"""Every head: the model view of the text's reading, the head finder's four scores beside it, the copy test.
+
+When switched on, which heads push the prediction (`attribution`) comes under the two.
 
 The copy test writes the text twice: is the second copy predicted better than the first?
 
