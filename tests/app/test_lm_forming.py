@@ -174,3 +174,16 @@ def test_the_shipped_runs_open_every_section_in_both_languages(lang):
     at = open_page(PAGE, lang=lang, open="lens,attribution,branches", top_k="20", top_p="0.9", temperature="0.7")
     assert_clean(at)
     assert set(NEW) <= set(keys(at)) and len(figures(at)) == len(TODAY) + len(NEW)
+
+
+def test_hostile_targets_and_branches_are_said_as_text_and_kept(run):
+    from tests.app.test_hostile_links import HOSTILE, LIVE, messages, outside_code
+
+    for label in ("markdown", "html", "control"):
+        raw = HOSTILE[label]
+        at = open_page(PAGE, lang="en", model=run, text=TEXT, open="lens,attribution,branches", target=raw, branch=raw)
+        assert_clean(at)
+        for text in messages(at):
+            assert not [m for m in LIVE if m in outside_code(text)], (label, text)
+        assert at.text_input(key="lm.branch").value == raw  # what the link said stays in its box
+        assert at.text_input(key="lm.target").value == raw[:16]  # a target is one token: the link keeps 16 characters
