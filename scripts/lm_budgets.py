@@ -129,6 +129,7 @@ def main() -> int:
         button = second.get_by_role("button", name="下一个字" if lang == "zh" else "Next character")
         steps = [server_ms(pid, second, button.click) for _ in range(args.steps)]
         report["generation_step_cpu_ms"] = summary(steps)
+        print(json.dumps(report), flush=True)  # so far: what a later failure would lose
         report |= sections_cost(browser, served.url, path, pid, lang, args.changes, args.branches)
         report["server_rss_mb"] = rss_bytes(pid) / 2**20
         browser.close()
@@ -157,9 +158,10 @@ def sections_cost(browser, url: str, path: str, pid: int, lang: str, changes: in
         "median": out["text_change_open_cpu_ms"]["median"] - out["text_change_closed_cpu_ms"]["median"],
         "mean": statistics.mean(cost["open"]) - statistics.mean(cost["closed"]),
     }
+    print(json.dumps(out), flush=True)
     branched = browser.new_page(viewport={"width": 1400, "height": 1000})
     open_app(branched, url, path + "&open=branches")
-    box = branched.get_by_label("分支（接在文本后面的字）" if lang == "zh" else "Branch (characters after the text)")
+    box = branched.locator(".st-key-lm-branch input")
     marks = "天地人山水风花雪月日" if lang == "zh" else "abcdefghijklmnop"
     per_change = []
     for i in range(branches):

@@ -27,6 +27,7 @@ from attnlab.ui.pages.lm.model import LM, cuts, generation, memo, top
 
 WIDTH = 16  # characters per line of the painted text at most: readable at 390 px
 KEEP = "lm._keep"  # set by the Keep button's callback: the whole page reruns with the longer text
+WHOLE = "lm._whole"  # set when the seed, top-k or top-p change: the branches (outside the fragment) use them too
 
 
 def section(lm: LanguageModel, step: int | None, got: Reading, rest: bool = True) -> None:
@@ -76,7 +77,8 @@ def painted(got: Reading) -> None:
 @st.fragment
 def predictions(lm: LanguageModel, step: int | None, got: Reading) -> None:
     """The ten likeliest next characters at the picked position and temperature; then one character at a time."""
-    if st.session_state.pop(KEEP, False):
+    whole = st.session_state.pop(WHOLE, False) and "branches" in LM["open"]
+    if st.session_state.pop(KEEP, False) or whole:
         st.rerun(scope="app")
     sampler_controls()
     how = (LM["temperature"], *cuts())
@@ -112,6 +114,7 @@ def sampler_controls() -> None:
         placeholder=off,
         key=LM.key("top_k"),
         help=t("lm.top_k_help"),
+        on_change=shared,
     )
     cols[2].number_input(
         t("lm.top_p"),
@@ -121,7 +124,13 @@ def sampler_controls() -> None:
         placeholder=off,
         key=LM.key("top_p"),
         help=t("lm.top_p_help"),
+        on_change=shared,
     )
+
+
+def shared() -> None:
+    """A setting the branches share changed (a widget's callback): the fragment reruns the whole page."""
+    st.session_state[WHOLE] = True
 
 
 def sampler_name(how: tuple) -> str:
@@ -164,7 +173,7 @@ def generate(lm: LanguageModel, step: int | None, got: Reading, how: tuple) -> N
     )
     cols[1].button(t("lm.restart"), on_click=grow, args=(0, room), icon=":material/restart_alt:", key="lm.restart")
     sampled = LM["temperature"] > 0
-    number(LM, "seed", t("common.seed"), where=cols[2], disabled=not sampled, help=t("lm.seed_help"))
+    number(LM, "seed", t("common.seed"), where=cols[2], help=t("lm.seed_help"), on_change=shared)
     n = LM["gen"]
     if n == 0:
         st.caption(t("lm.generate_help"))
