@@ -9,7 +9,7 @@ usage: python scripts/lm_budgets.py [--model zh] [--lang zh] [--changes 12] [--s
   difference of the medians (and of the means);
 - a branch of three continuations of 32 characters (budget 300 ms): the server's CPU for the rerun after the branch
   box changes (a new prefix each time) with only the branches open, and `LanguageModel.branches` timed in this
-  process beside three `generate` calls (medians);
+  process beside three `generate` calls (CPU medians on one torch thread);
 - a generation step: the server's CPU per press of "Next character" (budget 50 ms; the fragment reruns);
 - the model is loaded once per process: its load time and the memory it adds, measured here, and a second
   visitor's first run on the warm server (no load in it);
@@ -53,21 +53,25 @@ def texts(lang: str, n: int) -> list[str]:
 
 def branch_cost(model: str, lang: str, repeats: int) -> dict:
     """Three continuations of 32 characters after a 128-character text: one batched `branches` call against three
-    `generate` calls, each the median of `repeats`, side by side in this process (ms)."""
+    `generate` calls, each the median of `repeats`, side by side in this process, in CPU ms on one torch thread (a
+    busy machine stretches the wall clock, not the work)."""
+    import torch
+
     from attnlab import lm
 
+    torch.set_num_threads(1)
     model_ = lm.load(model)
     text = texts(lang, 1)[0]
     model_.branches(text, 4, TEMPS)  # first-use costs out of the timing
     batched, alone = [], []
     for seed in range(repeats):
-        t0 = time.perf_counter()
+        t0 = time.process_time()
         model_.branches(text, BRANCH_CHARS, TEMPS, seed)
-        batched.append((time.perf_counter() - t0) * 1000)
-        t0 = time.perf_counter()
+        batched.append((time.process_time() - t0) * 1000)
+        t0 = time.process_time()
         for temperature in TEMPS:
             model_.generate(text, BRANCH_CHARS, temperature, seed)
-        alone.append((time.perf_counter() - t0) * 1000)
+        alone.append((time.process_time() - t0) * 1000)
     return {"branches_batched_ms": summary(batched), "three_generates_ms": summary(alone)}
 
 

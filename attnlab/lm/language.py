@@ -141,10 +141,13 @@ class LanguageModel:
             raise ValueError(f"ids must lie in 0..{self.cfg.vocab_size - 1}")
 
     @torch.no_grad()
-    def forward(self, ids: torch.Tensor, hooks: Hooks | None = None, cache: Cache | None = None, *, keep_steps=False):
-        """Logits (B, T, V) and every layer's weights (B, H, T, T_k); hooks `blocks.L.H.q|k|v|out` (contract 8)."""
+    def forward(
+        self, ids: torch.Tensor, hooks: Hooks | None = None, cache: Cache | None = None, *, keep_steps=False, parts=None
+    ):
+        """Logits (B, T, V) and every layer's weights (B, H, T, T_k); hooks `blocks.L.H.q|k|v|out` (contract 8);
+        `parts`, a dict, takes what each piece writes into the residual stream (`attnlab.lm.lens.from_parts`)."""
         self.check_ids(ids, cache)
-        logits, attentions, steps = self.model(ids, hooks, cache, keep_steps=keep_steps)
+        logits, attentions, steps = self.model(ids, hooks, cache, keep_steps=keep_steps, parts=parts)
         return Output(logits, attentions, steps)
 
     __call__ = forward

@@ -56,11 +56,14 @@ def as_ids(ids) -> torch.Tensor:
 @torch.no_grad()
 def trace(lm, ids) -> Trace:
     """The model's pass over ids, keeping what the embedding, each head and each MLP wrote into the stream."""
-    ids = as_ids(ids)
-    lm.check_ids(ids, None)
     parts: dict[str, torch.Tensor] = {}
-    lm.model(ids, parts=parts)
-    layers = range(lm.n_layers)
+    lm.forward(as_ids(ids), parts=parts)
+    return from_parts(parts, lm.n_layers)
+
+
+def from_parts(parts: dict[str, torch.Tensor], n_layers: int) -> Trace:
+    """The Trace of a pass over one sequence whose `parts` were recorded (`LanguageModel.forward(..., parts=)`)."""
+    layers = range(n_layers)
     return Trace(
         parts["embed"][0],
         tuple(parts[f"{i}.heads"][0] for i in layers),

@@ -1,8 +1,8 @@
 """Where the page's prediction forms: the logit lens as a layers x positions grid, and the parts that push a token.
 
 `lens_grid(lm, tr, ids)` reads a trace (`attnlab.lm.trace`: one pass, the residual stream taken apart) through the
-final norm and the unembedding a layer and CHUNK positions at a time, so a model with a large vocabulary never holds
-its whole (L + 1, T, V) lens: it keeps, per layer and position, the likeliest token, its probability, and the rank
+final norm and the unembedding CHUNK logits at a time, so a model with a large vocabulary never holds its whole
+(L + 1, T, V) lens: it keeps, per layer and position, the likeliest token, its probability, and the rank
 of the token that really comes next. `pushes(lm, tr, position, token)` is contract 19's attribution on that trace,
 as rows a chart draws; `strongest` keeps the largest of many (a Hub model has hundreds of heads) and sums the rest,
 so the bars still add up to the logit.
@@ -17,7 +17,8 @@ import torch
 
 from attnlab.lm.lens import Trace, parts_of, read_out
 
-CHUNK = 64  # positions read out at once: (CHUNK, V) float32 logits, 39 MB for Qwen2's 151,936 tokens
+CHUNK = 2**22  # logits read out at once (16 MB of float32): every row of a shipped run's lens in one product, 27
+# positions at a time for Qwen2's 151,936 tokens
 
 
 @dataclass(frozen=True)
@@ -45,27 +46,29 @@ class LensGrid:
 
 @torch.no_grad()
 def lens_grid(lm, tr: Trace, ids: tuple[int, ...]) -> LensGrid:
-    """The lens of a trace of `ids`, read a layer and CHUNK positions at a time."""
+    """The lens of a trace of `ids`, every layer's rows read together, CHUNK logits at a time (float32, as the model
+    computes them)."""
     streams = tr.streams()  # (L + 1, T, D)
     rows, t = streams.size(0), streams.size(1)
-    nxt = torch.tensor(ids[1:])
-    top = np.zeros((rows, t), dtype=np.int64)
-    prob = np.zeros((rows, t))
-    rank = np.zeros((rows, t - 1), dtype=np.int64)
-    actual = np.zeros((rows, t - 1))
-    for row in range(rows):
-        for start in range(0, t, CHUNK):
-            stop = min(t, start + CHUNK)
-            logp = torch.log_softmax(read_out(lm, streams[row, start:stop]).double(), -1)  # (chunk, V)
-            best = logp.max(-1)
-            top[row, start:stop] = best.indices.numpy()
-            prob[row, start:stop] = best.values.exp().numpy()
-            inside = min(stop, t - 1) - start  # positions of this chunk that have a next token
-            if inside > 0:
-                want = logp[:inside].gather(-1, nxt[start : start + inside, None])  # (inside, 1)
-                rank[row, start : start + inside] = (logp[:inside] > want).sum(-1).numpy() + 1
-                actual[row, start : start + inside] = want[:, 0].exp().numpy()
-    return LensGrid(top, prob, rank, actual)
+    flat = streams.reshape(rows * t, -1)  # row r, position i at r * t + i
+    nxt = torch.tensor([*ids[1:], 0]).repeat(rows)  # the token after each position (a stand-in after the last)
+    top = np.zeros(rows * t, dtype=np.int64)
+    prob, actual = np.zeros(rows * t), np.zeros(rows * t)
+    rank = np.zeros(rows * t, dtype=np.int64)
+    step = max(1, CHUNK // lm.cfg.vocab_size)
+    for start in range(0, rows * t, step):
+        stop = min(rows * t, start + step)
+        logits = read_out(lm, flat[start:stop])  # (chunk, V)
+        total = torch.logsumexp(logits, -1)
+        best = logits.max(-1)
+        want = logits.gather(-1, nxt[start:stop, None])[:, 0]
+        top[start:stop] = best.indices.numpy()
+        prob[start:stop] = (best.values - total).exp().numpy()
+        rank[start:stop] = (logits > want[:, None]).sum(-1).numpy() + 1
+        actual[start:stop] = (want - total).exp().numpy()
+    grid = (top, prob, rank, actual)
+    top, prob, rank, actual = (a.reshape(rows, t) for a in grid)
+    return LensGrid(top, prob, rank[:, :-1], actual[:, :-1])
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ import numpy as np
 import torch
 
 from attnlab.attnfile import AttentionFile
+from attnlab.lm.lens import Trace, from_parts
 from attnlab.lm.sampling import sampler
 
 VISIBLE = {" ": "␣", "\n": "↵", "\t": "⇥", "\r": "␍"}
@@ -42,6 +43,7 @@ class Reading:
     model: str
     lead: int = 1  # 1 when the ids start with <bos> (the first token then has a loss), 0 for a model without one
     last_logits: torch.Tensor | None = None  # (V,) float32: the last position's logits (what follows the text)
+    trace: Trace | None = None  # the same pass's residual stream taken apart (`keep_trace`): the lens, the attribution
 
     @property
     def n_tokens(self) -> int:
@@ -62,10 +64,12 @@ class Reading:
 
 
 @torch.no_grad()
-def read(lm, text: str) -> Reading:
-    """The text's start (up to the model's length) through one forward pass; ValueError for an empty text."""
+def read(lm, text: str, keep_trace: bool = False) -> Reading:
+    """The text's start (up to the model's length) through one forward pass; ValueError for an empty text.
+    `keep_trace` keeps that pass's residual stream taken apart (what it wrote anyway: no second pass for the lens)."""
     prep = lm.prepare(text, keep="start")
-    out = lm.forward(torch.tensor([prep.ids]))
+    parts: dict[str, torch.Tensor] | None = {} if keep_trace else None
+    out = lm.forward(torch.tensor([prep.ids]), parts=parts)
     logp = torch.log_softmax(out.logits[0].double(), -1)  # (T, V)
     ids = torch.tensor(prep.ids)
     losses = -logp[:-1].gather(-1, ids[1:, None])[:, 0]  # (T - 1,): row i predicts token i + 1
@@ -86,6 +90,7 @@ def read(lm, text: str) -> Reading:
         lm.name or str(lm.folder),
         lead,
         out.logits[0, -1].float().clone(),
+        None if parts is None else from_parts(parts, lm.n_layers),
     )
 
 

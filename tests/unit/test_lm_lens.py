@@ -20,6 +20,7 @@ from attnlab.limits import RTOL_FLOAT32, TOL_FLOAT32, TOL_LM_LOGITS, TOL_LM_PART
 from attnlab.lm import lens as lenslib
 from attnlab.lm import load
 from tests.conftest import REFERENCE_GROUP
+from tests.near import assert_near
 from tests.unit.test_lm import TEXT, tiny_model
 
 SHAPES = {  # grouped heads and tied embeddings; a separate lm_head; an o_proj bias (Llama's attention_bias)
@@ -71,11 +72,11 @@ def test_the_lens_reads_transformers_hidden_states_through_its_norm_and_head(pai
     ours = lm.lens(ids)
     assert ours.shape == (lm.n_layers + 1, len(ids), lm.cfg.vocab_size) and len(hidden) == lm.n_layers + 1
     for row, want in zip(ours, theirs, strict=True):
-        torch.testing.assert_close(row, want, rtol=RTOL_FLOAT32, atol=TOL_LM_LOGITS)
+        assert_near(row, want, (TOL_LM_LOGITS, RTOL_FLOAT32))  # logits: contract 16's floor
     streams = lenslib.trace(lm, ids).streams()
     for row, want in zip(streams[:-1], hidden[:-1], strict=True):
-        torch.testing.assert_close(row, want[0], rtol=RTOL_FLOAT32, atol=TOL_FLOAT32)
-    torch.testing.assert_close(ours[-1], lm.forward(torch.tensor([ids])).logits[0], rtol=0, atol=TOL_LM_LOGITS)
+        assert_near(row, want[0])  # the stream: float32's pair
+    assert_near(ours[-1], lm.forward(torch.tensor([ids])).logits[0], (TOL_LM_LOGITS, RTOL_FLOAT32))
     assert not torch.allclose(ours[0], ours[-1], atol=0.1)  # the layers change what the stream says
 
 
@@ -109,6 +110,7 @@ def test_each_part_is_what_transformers_modules_wrote_read_with_the_frozen_scale
         assert math.isclose(math.fsum(want.values()), logit, abs_tol=TOL_LM_PARTS)  # the frozen scale is exact
 
 
+@torch.no_grad()
 def test_each_heads_bar_is_its_out_hook_through_its_slice_of_w_o():
     """The same, inside attnlab: the `blocks.L.H.out` hook points give each head's output."""
     lm = tiny_model(seed=3)
@@ -169,6 +171,6 @@ def test_the_shipped_runs_lens_ends_in_their_output(name):
     lm = load(name)
     ids = lm.prepare("床前明月光，疑是地上霜。" if name == "zh" else "And the whole earth was of one").ids
     rows = lm.lens(ids)
-    torch.testing.assert_close(rows[-1], lm.forward(torch.tensor([ids])).logits[0], rtol=0, atol=TOL_LM_LOGITS)
+    assert_near(rows[-1], lm.forward(torch.tensor([ids])).logits[0], (TOL_LM_LOGITS, RTOL_FLOAT32))
     top = int(rows[-1, -1].argmax())
     assert math.isclose(sum(lm.attribution(ids, len(ids) - 1, top).values()), float(rows[-1, -1, top]), abs_tol=1e-4)

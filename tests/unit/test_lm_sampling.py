@@ -15,6 +15,7 @@ from attnlab.limits import RTOL_FLOAT32, TOL_FLOAT32
 from attnlab.lm import extend
 from attnlab.lm.sampling import kept, sampler
 from tests.conftest import REFERENCE_GROUP
+from tests.near import assert_near
 from tests.unit.test_lm import tiny_model
 
 PROMPT = "the moon, bright"
@@ -81,7 +82,7 @@ def test_the_sampler_renormalises_what_it_keeps_as_transformers_warpers_do(logit
         scores = TopPLogitsWarper(top_p)(None, scores)
     theirs = torch.softmax(scores[0], -1)
     assert torch.equal(keep, torch.isfinite(scores[0]))
-    torch.testing.assert_close(probs, theirs, rtol=1e-12, atol=1e-15)
+    assert_near(probs, theirs)  # both float64 from the same logits
     assert math.isclose(float(probs.sum()), 1.0, abs_tol=1e-12) and bool((probs[~keep] == 0).all())
 
 
@@ -114,7 +115,7 @@ def test_each_step_draws_from_its_cut_distribution_with_the_greedy_choice_beside
         model = torch.softmax(logits, -1)
         assert step.argmax == int(model.argmax())  # the greedy choice: the model's likeliest
         want, _ = sampler(logits, temperature, top_k, top_p)
-        np.testing.assert_allclose(step.probs, want.numpy(), rtol=RTOL_FLOAT32, atol=1e-12)  # cached vs whole pass
+        assert_near(step.probs, want.numpy(), (TOL_FLOAT32, RTOL_FLOAT32))  # the cached step's float32 logits
         assert step.probs[step.token_id] > 0 and math.isclose(step.probs.sum(), 1.0, abs_tol=1e-9)
         if top_k is not None:
             assert (step.probs > 0).sum() <= top_k
@@ -136,7 +137,7 @@ def test_predict_lists_only_what_the_cuts_keep_renormalised():
     whole = lm.predict(PROMPT, 50, 0.8)
     cut = lm.predict(PROMPT, 50, 0.8, top_k=4)
     assert cut.kept == 4 and len(cut.tokens) == 4 and cut.tokens == whole.tokens[:4]
-    np.testing.assert_allclose(cut.probs, np.array(whole.probs[:4]) / sum(whole.probs[:4]), rtol=1e-12)
+    assert_near(np.array(cut.probs), np.array(whole.probs[:4]) / sum(whole.probs[:4]))  # float64, one pass
     nucleus = lm.predict(PROMPT, 50, 0.8, top_p=0.5)
     shares = np.cumsum(whole.probs)
     assert nucleus.kept == int(np.searchsorted(shares, 0.5) + 1) and math.isclose(sum(nucleus.probs), 1.0)
@@ -152,8 +153,8 @@ def test_three_branches_in_one_batch_are_the_three_generations():
         assert row.text == alone.text
         for a, b in zip(row.steps, alone.steps, strict=True):
             assert a.argmax == b.argmax and np.array_equal(a.positions, b.positions)
-            np.testing.assert_allclose(a.probs, b.probs, rtol=RTOL_FLOAT32, atol=1e-12)
-            np.testing.assert_allclose(a.weights, b.weights, rtol=RTOL_FLOAT32, atol=TOL_FLOAT32)
+            assert_near(a.probs, b.probs, (TOL_FLOAT32, RTOL_FLOAT32))  # a batch of three against one row
+            assert_near(a.weights, b.weights)
     went_on = extend(lm, rows[1], 3, 0.8, 12, 0.95)  # a branch goes on as a generation does
     assert went_on.text == lm.generate(PROMPT, 17, 0.8, seed=11, top_k=12, top_p=0.95).text
     with pytest.raises(ValueError, match="temperatures"):

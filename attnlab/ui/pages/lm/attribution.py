@@ -41,11 +41,11 @@ def section(lm: LanguageModel, step: int | None, got: Reading, grids: dict[str, 
     st.markdown(f"**{t('lm.push_title')}**")
     q = LM["q"]
     position = got.n_tokens - 1 if q == 0 else q - 1
-    predicted = predicted_of(LM["model"], step, got.ids, position)
+    predicted = predicted_of(LM["model"], step, got.ids, position, got)
     guess = shown(lm.token(predicted))
     st.text_input(t("lm.target"), key=LM.key("target"), placeholder=guess, help=t("lm.target_help", guess=guess))
     token = target(lm, predicted)
-    rows, logit = pushes_of(LM["model"], step, got.ids, position, token)
+    rows, logit = pushes_of(LM["model"], step, got.ids, position, token, got)
     char = shown(lm.token(token))
     here = t("lm.push_end") if q == 0 else t("lm.push_at", i=q, piece=shown(got.pieces[q]))
     inputs = (LM["model"], step, got.ids, position, token)

@@ -18,7 +18,7 @@ from attnlab.limits import MAX_LM_TEMPERATURE
 from attnlab.lm import LanguageModel
 from attnlab.lmlab.branching import BRANCH_CHARS, Branching, room
 from attnlab.lmlab.reading import Reading, shown
-from attnlab.ui.app.i18n import t
+from attnlab.ui.app.i18n import current_lang, t, translator
 from attnlab.ui.app.text import code
 from attnlab.ui.app.widgets import chart_config
 from attnlab.ui.pages.lm.model import LM, alternatives_of, branched, cuts, memo, section_box
@@ -109,13 +109,14 @@ def figure(lm: LanguageModel, got: Branching):
     chars = [[shown(s.token) for s in row.steps] for row in got.rows]
     probs = np.array([[s.probs[s.token_id] for s in row.steps] for row in got.rows])
     off = np.array([[s.token_id != s.argmax for s in row.steps] for row in got.rows])
+    say = translator(current_lang())  # one lookup of the language for every cell's sentence
     hover = []
     for b, row in enumerate(got.rows):
         line = []
         for i, s in enumerate(row.steps):
             greedy = shown(lm.token(s.argmax))
             line.append(
-                t(
+                say(
                     "lm.branch_cell",
                     row=row_name(got.temperatures[b]),
                     i=i + 1,

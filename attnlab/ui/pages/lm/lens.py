@@ -16,7 +16,7 @@ from attnlab.lm import LanguageModel
 from attnlab.lmlab.finder import line_period
 from attnlab.lmlab.forming import LensGrid
 from attnlab.lmlab.reading import Reading, shown
-from attnlab.ui.app.i18n import t
+from attnlab.ui.app.i18n import current_lang, t, translator
 from attnlab.ui.app.text import code
 from attnlab.ui.app.widgets import chart_config
 from attnlab.ui.pages.lm.model import LM, lens_of, memo, section_box
@@ -32,7 +32,7 @@ def section(lm: LanguageModel, step: int | None, got: Reading) -> None:
     if not box.open:
         return
     with box:
-        grid = lens_of(LM["model"], step, got.ids)
+        grid = lens_of(LM["model"], step, got.ids, got)
         st.caption(t("lm.lens_help", layers=lm.n_layers))
         q = LM["q"]
         position = got.n_tokens - 1 if q == 0 else q - 1  # the row whose next character the page predicts
@@ -64,15 +64,16 @@ def figure(lm: LanguageModel, got: Reading, grid: LensGrid, position: int):
     n = got.n_tokens
     first = np.zeros((len(rows), n), dtype=bool)
     first[:, : n - 1] = grid.rank[rows] == 1
+    say = translator(current_lang())  # one lookup of the language for every cell's sentence
+    pieces = [shown(p) for p in got.pieces]
     hover = []
     for k, r in enumerate(rows):
         line = []
         for i in range(n):
-            p = f"{grid.prob[r, i]:.2f}"
-            head = t("lm.lens_cell", layer=names[k], piece=shown(got.pieces[i]), top=tops[k][i], p=p)
+            head = say("lm.lens_cell", layer=names[k], piece=pieces[i], top=tops[k][i], p=f"{grid.prob[r, i]:.2f}")
             if i < n - 1:
-                nxt = shown(got.pieces[i + 1])
-                head += " · " + t("lm.lens_rank", piece=nxt, rank=int(grid.rank[r, i]), p=f"{grid.actual[r, i]:.2f}")
+                rank, p = int(grid.rank[r, i]), f"{grid.actual[r, i]:.2f}"
+                head += " · " + say("lm.lens_rank", piece=pieces[i + 1], rank=rank, p=p)
             line.append(head)
         hover.append(line)
     period = line_period(got.pieces, got.lead)

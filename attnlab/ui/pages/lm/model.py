@@ -32,6 +32,8 @@ MODELS_KEPT = 16  # checkpoints a server keeps loaded (a shipped one is about 2.
 READINGS_KEPT = 32  # texts whose readings a server keeps (each (L, H, T, T) weights and T losses)
 GENERATIONS_KEPT = 256  # generations kept: one per character generated so far of each (text, temperature, seed)
 TRACES_KEPT = 4  # texts whose residual stream a server keeps taken apart ((1 + 3L) x T x D float32 each)
+READING_TRACE_BYTES = 4 * 2**20  # a reading keeps its pass's trace up to this size (the shipped runs' 0.7-0.9 MB at
+# 256 characters); a larger model's lens and attribution take a pass of their own (`traced`)
 
 
 @st.cache_resource(show_spinner=False, max_entries=MODELS_KEPT)
@@ -43,8 +45,12 @@ def model(name: str, step: int | None = None) -> LanguageModel:
 
 @st.cache_resource(show_spinner=False, max_entries=READINGS_KEPT)
 def reading(name: str, step: int | None, text: str) -> Reading:
-    """One text through one checkpoint, shared by every session that reads it (read-only)."""
-    return read(model(name, step), text)
+    """One text through one checkpoint, shared by every session that reads it (read-only); with its pass's trace
+    where that is small (the lens and the attribution then need no pass of their own)."""
+    lm = model(name, step)
+    cfg = lm.cfg
+    size = 4 * (1 + 3 * cfg.num_hidden_layers) * lm.max_len * cfg.hidden_size  # a trace at the model's length
+    return read(lm, text, keep_trace=size <= READING_TRACE_BYTES)
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
@@ -75,22 +81,30 @@ def traced(name: str, step: int | None, ids: tuple[int, ...]) -> Trace:
     return trace(model(name, step), ids)
 
 
+def trace_of(name: str, step: int | None, got: Reading) -> Trace:
+    """The reading's own trace, or (a model too large for a reading to keep one) a pass of its own."""
+    return got.trace if got.trace is not None else traced(name, step, got.ids)
+
+
 @st.cache_data(show_spinner=False, max_entries=READINGS_KEPT)
-def lens_of(name: str, step: int | None, ids: tuple[int, ...]) -> LensGrid:
-    """The logit lens of the ids, kept small: the likeliest token, its probability, the next token's rank."""
-    return lens_grid(model(name, step), traced(name, step, ids), ids)
+def lens_of(name: str, step: int | None, ids: tuple[int, ...], _got: Reading) -> LensGrid:
+    """The logit lens of the ids (the reading `_got` of them), kept small: the likeliest token, its probability, the
+    next token's rank."""
+    return lens_grid(model(name, step), trace_of(name, step, _got), ids)
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
-def pushes_of(name: str, step: int | None, ids: tuple[int, ...], position: int, token: int) -> tuple[list[Push], float]:
+def pushes_of(
+    name: str, step: int | None, ids: tuple[int, ...], position: int, token: int, _got: Reading
+) -> tuple[list[Push], float]:
     """Every part's push on one token's logit at one position, and that logit (contract 19's attribution)."""
-    return pushes(model(name, step), traced(name, step, ids), position, token)
+    return pushes(model(name, step), trace_of(name, step, _got), position, token)
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
-def predicted_of(name: str, step: int | None, ids: tuple[int, ...], position: int) -> int:
+def predicted_of(name: str, step: int | None, ids: tuple[int, ...], position: int, _got: Reading) -> int:
     """The id the model ranks first after ids[0..position]."""
-    return likeliest(model(name, step), traced(name, step, ids), position)
+    return likeliest(model(name, step), trace_of(name, step, _got), position)
 
 
 @st.cache_resource(show_spinner=False, max_entries=32)
