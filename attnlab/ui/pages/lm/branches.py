@@ -4,8 +4,8 @@ The prefix is the text and the branch (characters chosen so far, kept in the lin
 picked character); the rows use the page's seed, top-k and top-p, and come from one batched call
 (`attnlab.lm.branches`). Each character is coloured by the probability it was drawn with, outlined where the rows
 part, dotted where it was not the greedy choice (the hover names both). A click picks a character: its alternatives
-(the likeliest of the distribution it was drawn from) become buttons that go on from there, and any character the
-vocabulary has can be typed instead. Drawn only while its section is open.
+(the model's own five likeliest there, marked where the row's sampler had cut them) become buttons that go on from
+there, and any character the vocabulary has can be typed instead. Drawn only while its section is open.
 """
 
 from __future__ import annotations
