@@ -115,11 +115,12 @@ SECTIONS = {  # the sections a link opens (`open`), as the page draws them
         "made = branching.branch(model, text, branch, temps, seed, top_k, top_p)\n"
         "chars = [[s.token for s in r.steps] for r in made.rows]\n"
         "probs = np.array([[s.probs[s.token_id] for s in r.steps] for r in made.rows])\n"
+        "greedy = [[model.token(s.argmax) for s in r.steps] for r in made.rows]\n"
+        "greedy_p = np.array([[s.probs[s.argmax] for s in r.steps] for r in made.rows])\n"
         "off = np.array([[s.token_id != s.argmax for s in r.steps] for r in made.rows])\n"
-        "hover = [[f'drew {s.token!r} ({s.probs[s.token_id]:.2f}), greedy {model.token(s.argmax)!r}' "
-        "for s in r.steps] for r in made.rows]\n"
-        "branches_figure(chars, probs, [f'T={t:g}' for t in temps], hover, made.parted, off, 16, None, "
-        "'probability', 'not the greedy choice')",
+        "sentence = '{name}, %{customdata[2]}: drew %{customdata[3]} (%{customdata[4]:.2f}), greedy %{customdata[5]}'\n"
+        "branches_figure(chars, probs, (greedy, greedy_p, off), [f'T={t:g}' for t in temps], sentence, made.parted, "
+        "16, None, 'probability', 'not the greedy choice')",
     ),
     "lens": Figure(
         "lm_lens",
@@ -128,9 +129,10 @@ SECTIONS = {  # the sections a link opens (`open`), as the page draws them
         "tops = [[model.token(i) for i in line] for line in grid.top]\n"
         "first = np.zeros(grid.top.shape, bool)\n"
         "first[:, :-1] = grid.rank == 1\n"
-        "hover = [[f'{names[k]}: {tops[k][i]!r} {grid.prob[k, i]:.2f}' for i in range(got.n_tokens)] "
-        "for k in range(len(names))]\n"
-        "lens_figure(list(got.labels), tops, grid.prob, hover, first, names, 'text', 16, None, row, 'probability')",
+        "cell = '{name}, after %{customdata[1]}: %{customdata[2]} (%{customdata[3]:.2f})'\n"
+        "sentences = (cell + '; next %{customdata[4]} ranks %{customdata[5]}', cell)\n"
+        "lens_figure(list(got.labels), tops, grid.prob, (grid.rank, grid.actual, first), names, sentences, 'text', "
+        "16, None, row, 'probability')",
     ),
     "attribution": Figure(
         "lm_parts",

@@ -52,7 +52,8 @@ def test_the_sections_below_the_fold_fit_a_phone_and_answer_taps(page, server):
     charts = page.locator('[data-testid="stPlotlyChart"]').count()
     assert charts >= 11 and chart_count(page) == charts
     words = catalog("zh")
-    click_point(page, points(page, "lens_chart").nth(12 * 1 + 3))  # a cell of the first layer row: position 3
+    layer_1 = page.locator(".st-key-lm-lens_chart .scatterlayer .trace").nth(2)  # the text's words, then a trace a row
+    click_point(page, layer_1.locator("path.point").nth(3))  # layer 1 at position 3 (明): the prediction of 月
     assert no_exception(page) and words["lm.top_at"].format(i=4, piece="月") in main_text(page)
     click_point(page, points(page, "branch_chart").nth(2))  # the first row's third character
     assert no_exception(page)

@@ -2,10 +2,11 @@
 
 The prefix is the text and the branch (characters chosen so far, kept in the link with the temperatures and the
 picked character); the rows use the page's seed, top-k and top-p, and come from one batched call
-(`attnlab.lm.branches`). Each character is coloured by the probability it was drawn with, outlined where the rows
-part, dotted where it was not the greedy choice (the hover names both). A click picks a character: its alternatives
-(the model's own five likeliest there, marked where the row's sampler had cut them) become buttons that go on from
-there, and any character the vocabulary has can be typed instead. Drawn only while its section is open.
+(`attnlab.lm.branches`), in a fragment of their own. Each character is coloured by the probability it was drawn
+with, outlined where the rows part, dotted where it was not the greedy choice (the hover names both). A click picks a
+character: its alternatives (the model's own five likeliest there, marked where the row's sampler had cut them)
+become buttons that go on from there, and any character the vocabulary has can be typed instead. Drawn only while
+its section is open.
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ from attnlab.limits import MAX_LM_TEMPERATURE
 from attnlab.lm import LanguageModel
 from attnlab.lmlab.branching import BRANCH_CHARS, Branching, room
 from attnlab.lmlab.reading import Reading, shown
-from attnlab.ui.app.i18n import current_lang, t, translator
+from attnlab.ui.app import state
+from attnlab.ui.app.i18n import t
 from attnlab.ui.app.text import code
 from attnlab.ui.app.widgets import chart_config
 from attnlab.ui.pages.lm.model import LM, alternatives_of, branched, cuts, memo, section_box
@@ -28,16 +30,24 @@ OWN = "lm._branch_own"  # the box for a character of the student's own (session 
 
 
 def section(lm: LanguageModel, step: int | None, got: Reading) -> None:
-    """The expander; inside, the temperatures, the branch, the rows and the picked character's alternatives."""
+    """The expander; inside, the branches' fragment."""
     box = section_box("branches", t("lm.branches_title"), ":material/call_split:")
     if not box.open:
         return
     with box:
-        st.caption(t("lm.branches_help", n=BRANCH_CHARS))
-        temperatures()
-        rows = made(lm, step, got)
-        if rows is not None:
-            picked(lm, step, rows)
+        body(lm, step, got)
+
+
+@st.fragment
+def body(lm: LanguageModel, step: int | None, got: Reading) -> None:
+    """The temperatures, the branch, the rows and the picked character's alternatives: a fragment, so a new branch,
+    temperature or pick reruns only this (the rows' batched call and their chart), not the page."""
+    st.caption(t("lm.branches_help", n=BRANCH_CHARS))
+    temperatures()
+    rows = made(lm, step, got)
+    if rows is not None:
+        picked(lm, step, rows)
+    state.save(LM)
 
 
 def temperatures() -> None:
@@ -108,30 +118,16 @@ def figure(lm: LanguageModel, got: Branching):
     """The rows for this session's language and palette."""
     chars = [[shown(s.token) for s in row.steps] for row in got.rows]
     probs = np.array([[s.probs[s.token_id] for s in row.steps] for row in got.rows])
+    greedy = [[shown(lm.token(s.argmax)) for s in row.steps] for row in got.rows]
+    greedy_p = np.array([[s.probs[s.argmax] for s in row.steps] for row in got.rows])
     off = np.array([[s.token_id != s.argmax for s in row.steps] for row in got.rows])
-    say = translator(current_lang())  # one lookup of the language for every cell's sentence
-    hover = []
-    for b, row in enumerate(got.rows):
-        line = []
-        for i, s in enumerate(row.steps):
-            greedy = shown(lm.token(s.argmax))
-            line.append(
-                say(
-                    "lm.branch_cell",
-                    row=row_name(got.temperatures[b]),
-                    i=i + 1,
-                    drawn=chars[b][i],
-                    p=f"{probs[b, i]:.2f}",
-                    greedy=greedy,
-                    q=f"{s.probs[s.argmax]:.2f}",
-                )
-            )
-        hover.append(line)
+    fields = dict(i="%{customdata[2]}", drawn="%{customdata[3]}", p="%{customdata[4]:.2f}")
+    sentence = t("lm.branch_cell", row="{name}", **fields, greedy="%{customdata[5]}", q="%{customdata[6]:.2f}")
     names = [f"T={temp:g}" for temp in got.temperatures]  # short: a phone's grid needs the width
     pick = LM["pick"]
     at = None if pick is None else (pick[0] - 1, pick[1] - 1)
     words = (t("lm.prob_word"), t("lm.off_greedy"))
-    return branches_figure(chars, probs, names, hover, got.parted, off, WIDTH, at, *words)
+    return branches_figure(chars, probs, (greedy, greedy_p, off), names, sentence, got.parted, WIDTH, at, *words)
 
 
 def clickable(figure) -> None:

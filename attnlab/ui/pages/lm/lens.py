@@ -16,7 +16,7 @@ from attnlab.lm import LanguageModel
 from attnlab.lmlab.finder import line_period
 from attnlab.lmlab.forming import LensGrid
 from attnlab.lmlab.reading import Reading, shown
-from attnlab.ui.app.i18n import current_lang, t, translator
+from attnlab.ui.app.i18n import t
 from attnlab.ui.app.text import code
 from attnlab.ui.app.widgets import chart_config
 from attnlab.ui.pages.lm.model import LM, lens_of, memo, section_box
@@ -59,30 +59,18 @@ def row_name(row: int, n_layers: int, short: bool = False) -> str:
 def figure(lm: LanguageModel, got: Reading, grid: LensGrid, position: int):
     """The grid for this session's language and palette: the text's pieces wrapped like the painted text."""
     rows = rows_of(lm.n_layers)
-    names = [row_name(r, lm.n_layers) for r in rows]
     tops = [[START if i == lm.vocab.bos_id else shown(lm.token(i)) for i in grid.top[r]] for r in rows]
     n = got.n_tokens
     first = np.zeros((len(rows), n), dtype=bool)
     first[:, : n - 1] = grid.rank[rows] == 1
-    say = translator(current_lang())  # one lookup of the language for every cell's sentence
-    pieces = [shown(p) for p in got.pieces]
-    hover = []
-    for k, r in enumerate(rows):
-        line = []
-        for i in range(n):
-            head = say("lm.lens_cell", layer=names[k], piece=pieces[i], top=tops[k][i], p=f"{grid.prob[r, i]:.2f}")
-            if i < n - 1:
-                rank, p = int(grid.rank[r, i]), f"{grid.actual[r, i]:.2f}"
-                head += " · " + say("lm.lens_rank", piece=pieces[i + 1], rank=rank, p=p)
-            line.append(head)
-        hover.append(line)
+    cell = t("lm.lens_cell", layer="{name}", piece="%{customdata[1]}", top="%{customdata[2]}", p="%{customdata[3]:.2f}")
+    rank = t("lm.lens_rank", piece="%{customdata[4]}", rank="%{customdata[5]}", p="%{customdata[6]:.2f}")
     period = line_period(got.pieces, got.lead)
     inputs = [START if i < got.lead else p for i, p in enumerate(got.labels)]
     short = [row_name(r, lm.n_layers, short=True) for r in rows]
-    text = t("lm.lens_text")
-    return lens_figure(
-        inputs, tops, grid.prob[rows], hover, first, short, text, WIDTH, period, position, t("lm.prob_word")
-    )
+    data = (grid.rank[rows], grid.actual[rows], first)
+    words = (t("lm.lens_text"), WIDTH, period, position, t("lm.prob_word"))
+    return lens_figure(inputs, tops, grid.prob[rows], data, short, (f"{cell} · {rank}", cell), *words)
 
 
 def clickable(figure, n: int) -> None:
