@@ -82,7 +82,7 @@ def clickable(figure, n: int) -> None:
         points = st.session_state[key]["selection"]["points"]
         chosen = [p["customdata"] for p in points if p.get("customdata") is not None]
         if chosen:
-            i = int(chosen[0])
+            i = int(chosen[0][0])  # a cell's data starts with its position
             LM["q"], LM["gen"] = (0 if i >= n - 1 else i + 1), 0
 
     st.plotly_chart(
