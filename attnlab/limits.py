@@ -129,11 +129,14 @@ MAX_LM_CONFIG_BYTES = 2**20  # a config.json or chars.json read from a model fol
 MAX_LM_HEADER_BYTES = 2**24  # a model.safetensors header (~100 bytes per tensor)
 MAX_LM_TOKENIZER_BYTES = 32 * 2**20  # a tokenizer.json (Qwen2's is 7 MB)
 TOL_LM_LOGITS = 1e-4  # our logits against transformers' LlamaForCausalLM on the same folder (contract 16)
+MAX_LM_LENS_BYTES = 256 * 2**20  # a whole (L + 1, T, V) float32 logit lens (contract 19); past it, a layer at a time
+TOL_LM_PARTS = 1e-4  # the attribution's parts sum to the logit within this (contract 19)
 # The Language model page (/lm): what its link and widgets may ask for.
 MAX_LM_TEMPERATURE = 2.0  # the sampler's temperature (0: greedy)
 MAX_LM_PAGE_GEN = 64  # characters the page generates, one at a time, after the text
 MAX_LM_WINDOW = 512  # the sink experiment's window (its held-out passage is 640 characters)
 MAX_LM_SINKS = 64  # first tokens the window cache keeps beside the window
+MAX_LM_TOP_K = 100_000  # a link's top_k (past a model's vocabulary it keeps every token)
 
 # The live class (contract 18): what one class, one student and one answer may take.
 MAX_CLASS_STUDENTS = 300  # students who may answer in one class

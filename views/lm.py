@@ -4,12 +4,13 @@ import streamlit as st
 
 from attnlab.ui.app import first_screen, state
 from attnlab.ui.app.i18n import t
-from attnlab.ui.pages.lm import controls, heads, inside, predict, sinks, training
+from attnlab.ui.pages.lm import branches, controls, heads, inside, lens, predict, sinks, training
 from attnlab.ui.pages.lm.model import LM, fit, fit_query, loaded, read_or_say, settle
 
 
 def main() -> None:
-    """The model and text, then prediction, every head, one head's stages, the sink, training."""
+    """The model and text, then prediction, branches and the lens (when open), every head, one head's stages, the
+    sink, training."""
     st.title(t("lm.title"))
     st.caption(t("lm.intro"))
     first = LM.load()
@@ -33,6 +34,8 @@ def main() -> None:
         first_screen.ask_for_the_rest(1, 6, say=t("lm.more_coming"))
         return
     if got is not None:
+        branches.section(lm, step, got)
+        lens.section(lm, step, got)
         heads.section(lm, step, got)
         inside.section(lm, step, got)
     sinks.section(lm, step)

@@ -1,4 +1,6 @@
-"""Plotly builders for the Language model page: the text painted by its loss, the next-token bars, the sink curves.
+"""Plotly builders for the Language model page: the painted text, the next-token bars, the sink curves, the pushes.
+
+The parts that push one logit are bars (the lens and the branches are `attnlab.figures.lm_grids`'s).
 
 The text figure writes each character in a cell coloured by the loss the model took on it (rows of `width`
 characters, as a text wraps), with an invisible point over every cell so that a click picks a character
@@ -144,3 +146,45 @@ def stream_figure(
         yaxis=dict(title=dict(text=esc(y_title)), gridcolor=palette.grid, rangemode="tozero"),
     )
     return line_figure(data, axes, title, 360)
+
+
+def parts_figure(
+    labels: Sequence[str],
+    values: Sequence[float],
+    kinds: Sequence[int],
+    hover: Sequence[str],
+    picks: Sequence[object],
+    kind_names: Sequence[str],
+    title: str,
+    axis_title: str,
+    share: float = 1.0,
+) -> go.Figure:
+    """Each part's push on one logit as a bar (the model's order, top down), one colour per kind (kinds[i] indexes
+    `kind_names`: embedding, heads, MLPs, the rest), a rule at 0; `picks` is a bar's click data (a head's [layer,
+    head], None for the others); `share` of the page's width is the chart's (its title is fitted to it)."""
+    palette = current()
+    y = [label(name, 28) for name in labels]
+    data = []
+    for kind, name in enumerate(kind_names):
+        mine = [i for i, k in enumerate(kinds) if k == kind]
+        if not mine:
+            continue
+        data.append(
+            dict(
+                type="bar",
+                orientation="h",
+                x=[float(values[i]) for i in mine],
+                y=[y[i] for i in mine],
+                hovertext=[esc(hover[i]) for i in mine],
+                customdata=[picks[i] for i in mine],
+                name=esc(name),
+                marker=dict(color=palette.line(kind)),
+                hovertemplate="%{hovertext}<extra></extra>",
+            )
+        )
+    axes = dict(
+        xaxis=dict(title=dict(text=esc(axis_title)), gridcolor=palette.grid, zeroline=True, zerolinecolor=palette.rule),
+        yaxis=dict(autorange="reversed", type="category", categoryorder="array", categoryarray=y),
+        barmode="overlay",
+    )
+    return line_figure(data, axes, title, 120 + 22 * len(labels), share=share)

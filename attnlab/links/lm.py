@@ -4,6 +4,11 @@ One module of `attnlab.links`, one per page family. `model` is read against what
 is read (the shipped `zh` and `en`, and `ATTNLAB_LM_MODELS`), so a server's list is honoured by the page and its
 notebook alike. `settle_lm` fills what depends on other values: a link without `model` opens the model of its
 language, one without `text` that model's first text; a model the server does not offer is replaced and said.
+Contract 19's values: `top_k` and `top_p` (none: no cut), `open` (the sections below the fold a link opens: the
+lens, the attribution, the branches), `target` (the character whose logit is taken apart; empty: the prediction),
+`temps` (the three branches' temperatures), `branch` (the characters the branches go on from after the text) and
+`pick` (`row.index` of a branched character whose alternatives are shown). Whether a target or a branch fits the
+model (its vocabulary, its length) is known once it is loaded: the page says so then and keeps what was typed.
 """
 
 from __future__ import annotations
@@ -15,18 +20,33 @@ from attnlab.limits import (
     MAX_LM_SINKS,
     MAX_LM_TEMPERATURE,
     MAX_LM_TOKENS,
+    MAX_LM_TOP_K,
     MAX_LM_WINDOW,
     MAX_SEED,
     MAX_STEP,
     MAX_TEXT_CHARS,
 )
-from attnlab.params import Invalid, Param, float_param, int_param, text_param
+from attnlab.params import (
+    NONE_WORDS,
+    Invalid,
+    Param,
+    dump_float,
+    dump_list,
+    float_param,
+    int_param,
+    optional_int_param,
+    parse_number,
+    text_param,
+)
 
 SHIPPED = ("zh", "en")  # attnlab.lm.SHIPPED (a test keeps the two equal): attnlab.links imports no torch
 LAST = -1  # `step=-1`: the last checkpoint
 WINDOW = 64  # the sink experiment's first window: StreamingLLM's cache sizes, scaled to a 256-character model
 SINKS = 4  # StreamingLLM keeps the first four tokens
 MAX_LAYERS = 1024  # layers or heads a link may name before the model is loaded (then bounded by its own)
+SECTIONS = ("lens", "attribution", "branches")  # the sections below the fold that `open` draws
+TEMPS = (0.0, 0.7, 1.2)  # the branches' temperatures: greedy, a little, a lot
+MAX_TARGET_CHARS = 16  # the attribution's character (one token; a Hub model's token may be a few characters)
 
 
 def offered() -> tuple[str, ...]:
@@ -56,6 +76,76 @@ def window_param() -> Param:
     return Param("window", WINDOW, parse, str, 1, MAX_LM_WINDOW)
 
 
+def top_p_param() -> Param:
+    """top-p: a share in (0, 1], or none (no cut). At or below 0 it is none (and said); above 1 it is 1 (and said)."""
+
+    def parse(raw: str) -> float | None:
+        if str(raw).strip().lower() in NONE_WORDS:
+            return None
+        try:
+            value = parse_number(raw)
+        except (ValueError, OverflowError):
+            raise Invalid("not_number", None) from None
+        if value <= 0:
+            raise Invalid("not_above", None, lo=0)
+        if value > 1:
+            raise Invalid("out_of_range", 1.0, lo=0, hi=1)
+        return value
+
+    return Param("top_p", None, parse, lambda v: "none" if v is None else dump_float(v), 0.0, 1.0)
+
+
+def sections_param() -> Param:
+    """The sections a link opens: a comma list of SECTIONS (empty or none: none); unknown names dropped (and said)."""
+
+    def parse(raw: str) -> list[str]:
+        items = [s.strip().lower() for s in str(raw).split(",") if s.strip()]
+        items = [s for s in items if s not in NONE_WORDS]
+        good = [s for s in SECTIONS if s in items]
+        if len(good) < len(set(items)):
+            raise Invalid("not_choice", good, options=", ".join(SECTIONS))
+        return good
+
+    return Param("open", [], parse, dump_list, options=SECTIONS)
+
+
+def temps_param() -> Param:
+    """The three branches' temperatures, each 0..MAX_LM_TEMPERATURE: one that is no number or missing is the first
+    value's own, one out of range is clamped, one past three is dropped (each said)."""
+
+    def parse(raw: str) -> tuple[float, ...]:
+        items = [s.strip() for s in str(raw).split(",")]
+        values, fine = [], len(items) == len(TEMPS)
+        for i, default in enumerate(TEMPS):
+            try:
+                value = parse_number(items[i])
+            except (ValueError, OverflowError, IndexError):
+                value, fine = default, False
+            clamped = min(max(value, 0.0), MAX_LM_TEMPERATURE)
+            fine = fine and clamped == value
+            values.append(clamped)
+        if not fine:
+            raise Invalid("temps", tuple(values), hi=dump_float(MAX_LM_TEMPERATURE))
+        return tuple(values)
+
+    return Param("temps", TEMPS, parse, lambda v: ",".join(dump_float(x) for x in v), 0.0, MAX_LM_TEMPERATURE)
+
+
+def pick_param() -> Param:
+    """A branched character: `row.index` (both from 1), or none; anything else is none (and said)."""
+
+    def parse(raw: str) -> tuple[int, int] | None:
+        word = str(raw).strip().lower()
+        if word in NONE_WORDS:
+            return None
+        parts = word.split(".")
+        if len(parts) != 2 or not all(p.isdigit() and 1 <= int(p) <= MAX_LM_TOKENS for p in parts):
+            raise Invalid("not_pick", None)
+        return int(parts[0]), int(parts[1])
+
+    return Param("pick", None, parse, lambda v: "" if v is None else f"{v[0]}.{v[1]}")
+
+
 def _lm() -> tuple[Param, ...]:
     from attnlab.lmlab.texts import first_text
 
@@ -73,6 +163,13 @@ def _lm() -> tuple[Param, ...]:
         window_param(),
         int_param("sinks", SINKS, 0, MAX_LM_SINKS),
         int_param("step", LAST, LAST, MAX_STEP),  # a checkpoint; another is replaced by the nearest (the page)
+        optional_int_param("top_k", 1, MAX_LM_TOP_K),  # none: no cut; below 1 is none (and said)
+        top_p_param(),
+        sections_param(),
+        text_param("target", "", MAX_TARGET_CHARS),  # "": the predicted character
+        temps_param(),
+        text_param("branch", "", MAX_TEXT_CHARS),
+        pick_param(),
     )
 
 

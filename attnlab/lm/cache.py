@@ -80,6 +80,19 @@ class Cache:
             return keys[..., keep, :], values[..., keep, :], pos[keep]
         return keys, values, pos
 
+    def repeat(self, rows: int) -> Cache:
+        """A copy holding `rows` copies of this cache's one sequence (B = rows): one prompt continued several ways."""
+        if self.keys and self.keys[0].size(0) != 1:
+            raise ValueError("only a cache of one sequence can be repeated")
+        keys = [k.expand(rows, -1, -1, -1).contiguous() for k in self.keys]
+        values = [v.expand(rows, -1, -1, -1).contiguous() for v in self.values]
+        return Cache(self.window, self.sinks, keys, values, list(self.positions), self.fed)
+
+    def row(self, b: int) -> Cache:
+        """Sequence b of a batched cache as a cache of its own (B = 1; its tensors are views, not copies)."""
+        keys, values = [k[b : b + 1] for k in self.keys], [v[b : b + 1] for v in self.values]
+        return Cache(self.window, self.sinks, keys, values, list(self.positions), self.fed)
+
     def commit(self, n_new: int) -> None:
         """After every layer has taken the new tokens: record which positions the cache now holds."""
         last = self.fed + n_new - 1

@@ -5,7 +5,8 @@ characters nearest the next one matter most) and its start for `prepare(..., kee
 attention of what was typed); either way `cut` says how many tokens went. A model's length is the least of its
 `max_position_embeddings`, `MAX_LM_TOKENS` and the longest input whose attention weights fit
 `MAX_LM_ATTENTION_BYTES`. `predict` shows every token the model may name, <bos> included; `generate` never
-draws <bos> or <unk>.
+draws <bos> or <unk>. Both take temperature, top-k and top-p as `attnlab.lm.sampling` applies them (temperature 0:
+the model's own distribution, as greedy decoding reads it). `lens` and `attribution` are `attnlab.lm.lens`'s.
 """
 
 from __future__ import annotations
@@ -21,8 +22,11 @@ from attnlab.attention import AttentionSteps
 from attnlab.limits import MAX_LM_ATTENTION_BYTES, MAX_LM_TOKENS
 from attnlab.lm.cache import Cache
 from attnlab.lm.checkpoint import save_folder
-from attnlab.lm.generation import Generation, generate
+from attnlab.lm.generation import Generation, branches, generate
+from attnlab.lm.lens import attribution as direct_parts
+from attnlab.lm.lens import lens as logit_lens
 from attnlab.lm.model import Hooks, Llama
+from attnlab.lm.sampling import check_cuts, sampler
 from attnlab.lm.vocab import CharVocab, Prepared, TokenizerVocab
 
 
@@ -40,9 +44,10 @@ class Prediction:
     """The k likeliest next tokens after a text, likeliest first."""
 
     tokens: list[str]
-    probs: list[float]
+    probs: list[float]  # after temperature, top-k and top-p, renormalised
     unknown: list[str]
     cut: int
+    kept: int = 0  # how many tokens the cuts kept (all of the vocabulary without a cut)
 
 
 def model_length(cfg) -> int:
@@ -136,27 +141,74 @@ class LanguageModel:
             raise ValueError(f"ids must lie in 0..{self.cfg.vocab_size - 1}")
 
     @torch.no_grad()
-    def forward(self, ids: torch.Tensor, hooks: Hooks | None = None, cache: Cache | None = None, *, keep_steps=False):
-        """Logits (B, T, V) and every layer's weights (B, H, T, T_k); hooks `blocks.L.H.q|k|v|out` (contract 8)."""
+    def forward(
+        self, ids: torch.Tensor, hooks: Hooks | None = None, cache: Cache | None = None, *, keep_steps=False, parts=None
+    ):
+        """Logits (B, T, V) and every layer's weights (B, H, T, T_k); hooks `blocks.L.H.q|k|v|out` (contract 8);
+        `parts`, a dict, takes what each piece writes into the residual stream (`attnlab.lm.lens.from_parts`)."""
         self.check_ids(ids, cache)
-        logits, attentions, steps = self.model(ids, hooks, cache, keep_steps=keep_steps)
+        logits, attentions, steps = self.model(ids, hooks, cache, keep_steps=keep_steps, parts=parts)
         return Output(logits, attentions, steps)
 
     __call__ = forward
 
-    def predict(self, text: str, k: int = 10) -> Prediction:
-        """The k likeliest next tokens after `text` and their probabilities."""
+    def token_id(self, piece: str) -> int:
+        """The id of one token given as its text (a character, for a character model); ValueError when the
+        vocabulary does not have it as one token."""
+        ids = self.encode(piece)[1 if self.vocab.bos_id is not None else 0 :]
+        if not isinstance(piece, str) or len(ids) != 1 or self.unknown(piece):
+            raise ValueError(f"{piece!r} is not one token of this model's vocabulary")
+        return ids[0]
+
+    def predict(
+        self, text: str, k: int = 10, temperature: float = 1.0, top_k: int | None = None, top_p: float | None = None
+    ) -> Prediction:
+        """The k likeliest next tokens after `text` and their probabilities after temperature, top-k and top-p (only
+        tokens the cuts keep are listed)."""
+        if isinstance(temperature, bool) or not isinstance(temperature, int | float) or not temperature >= 0:
+            raise ValueError(f"temperature must be a number of 0 or more, got {temperature!r}")
+        check_cuts(top_k, top_p)
         prep = self.prepare(text, keep="end")
         logits = self.forward(torch.tensor([prep.ids])).logits[0, -1]
-        probs = torch.softmax(logits.double(), -1)
-        top = torch.topk(probs, max(1, min(int(k), probs.numel())))
-        return Prediction([self.token(i) for i in top.indices.tolist()], top.values.tolist(), prep.unknown, prep.cut)
+        probs, keep = sampler(logits, temperature, top_k, top_p)
+        n_kept = int(keep.sum())
+        top = torch.topk(probs, max(1, min(int(k), n_kept)))
+        tokens = [self.token(i) for i in top.indices.tolist()]
+        return Prediction(tokens, top.values.tolist(), prep.unknown, prep.cut, n_kept)
 
     def generate(
-        self, text: str, n: int, temperature: float = 0.0, seed: int = 0, window=None, sinks: int = 0
+        self,
+        text: str,
+        n: int,
+        temperature: float = 0.0,
+        seed: int = 0,
+        window=None,
+        sinks: int = 0,
+        top_k: int | None = None,
+        top_p: float | None = None,
     ) -> Generation:
         """`n` tokens after `text`, one cached step each (attnlab.lm.generation.generate)."""
-        return generate(self, text, n, temperature, seed, window, sinks)
+        return generate(self, text, n, temperature, seed, window, sinks, top_k, top_p)
+
+    def branches(
+        self,
+        text: str,
+        n: int,
+        temperatures: list[float],
+        seed: int = 0,
+        top_k: int | None = None,
+        top_p: float | None = None,
+    ) -> list[Generation]:
+        """The same text continued by n tokens at each temperature, in one batch (attnlab.lm.generation.branches)."""
+        return branches(self, text, n, temperatures, seed, top_k, top_p)
+
+    def lens(self, ids) -> torch.Tensor:
+        """(L + 1, T, V): the stream after the embedding and each layer through the final norm and unembedding."""
+        return logit_lens(self, ids)
+
+    def attribution(self, ids, position: int, token: int) -> dict[str, float]:
+        """Each part's ("embed", "L.H", "L.mlp") direct contribution to `token`'s logit at `position`."""
+        return direct_parts(self, ids, position, token)
 
     def new_cache(self, window: int | None = None, sinks: int = 0) -> Cache:
         """An empty key/value cache, whole or StreamingLLM's window with sinks."""

@@ -103,8 +103,11 @@ class Attention(nn.Module):
                     own[point, h] = self.one_head(hooks[name](x), proj, kv_head, pos, turn)
         return q, k, v, own
 
-    def forward(self, x: torch.Tensor, pos: torch.Tensor, hooks: Hooks, cache: Cache | None, keep: bool, fused: bool):
-        """x (B, T, D) normed -> (what o_proj adds (B, T, D), attention weights (B, H, T, T_k), stages or None)."""
+    def forward(
+        self, x: torch.Tensor, pos: torch.Tensor, hooks: Hooks, cache: Cache | None, keep: bool, fused: bool, parts=None
+    ):
+        """x (B, T, D) normed -> (what o_proj adds (B, T, D), attention weights (B, H, T, T_k), stages or None);
+        `parts` (a dict) takes the heads' outputs (B, H, T, d) that o_proj reads, as `<layer>.heads`."""
         b, t, _ = x.shape
         q, k, v, own = self.qkv(x, pos, hooks)
         if fused:
@@ -116,16 +119,18 @@ class Attention(nn.Module):
         if cache is not None:
             k, v, k_pos = cache.extend(self.layer, k, v, evict_first=t == 1)
         k, v = repeat_kv(k, self.cfg.group), repeat_kv(v, self.cfg.group)  # (B, H, T_k, d)
-        parts = {"q": q, "k": k, "v": v}
+        qkv = {"q": q, "k": k, "v": v}
         for (point, h), value in own.items():
-            parts[point] = parts[point].clone()  # a hooked head changes only its own copy
-            parts[point][:, h] = value
-        q, k, v = parts["q"], parts["k"], parts["v"]
+            qkv[point] = qkv[point].clone()  # a hooked head changes only its own copy
+            qkv[point][:, h] = value
+        q, k, v = qkv["q"], qkv["k"], qkv["v"]
         steps = self.attend(q, k, v, pos, k_pos, cache)
         out = steps.output  # (B, H, T, d)
         names = [hook_name(self.layer, h, "out") for h in range(self.cfg.num_attention_heads)]
         if any(n in hooks for n in names):
             out = torch.stack([hooks[n](out[:, h]) if n in hooks else out[:, h] for h, n in enumerate(names)], 1)
+        if parts is not None:
+            parts[f"{self.layer}.heads"] = out
         return self.o_proj(out.transpose(1, 2).reshape(b, t, -1)), steps.weights, steps if keep else None
 
     def attend(self, q, k, v, pos: torch.Tensor, k_pos: torch.Tensor, cache: Cache | None) -> AttentionSteps:
@@ -194,23 +199,32 @@ class Llama(nn.Module):
         *,
         keep_steps: bool = False,
         fused: bool = False,
+        parts: dict[str, torch.Tensor] | None = None,
     ) -> tuple[torch.Tensor, list[torch.Tensor], list[AttentionSteps] | None]:
         """ids (B, T) -> logits (B, T, V), weights per layer, stages per layer (when `keep_steps`).
 
-        With a cache, ids are only the new tokens: they take the positions after what the cache was fed.
+        With a cache, ids are only the new tokens: they take the positions after what the cache was fed. `parts` (a
+        dict, filled in place) takes what each piece writes into the residual stream, (B, T, D) each: "embed", and
+        per layer "<L>.attn" and "<L>.mlp", with "<L>.heads" (B, H, T, d), the heads' outputs o_proj reads.
         """
         hooks = hooks or {}
-        self.check_hooks(hooks)
-        if fused and (hooks or cache is not None or keep_steps):
-            raise ValueError("the fused (training) path takes no hooks, cache or stages")
+        if hooks:
+            self.check_hooks(hooks)
+        if fused and (hooks or cache is not None or keep_steps or parts is not None):
+            raise ValueError("the fused (training) path takes no hooks, cache, stages or parts")
         start = 0 if cache is None else cache.fed
         pos = torch.arange(start, start + ids.size(1))
         x = self.model.embed_tokens(ids)  # (B, T, D)
+        if parts is not None:
+            parts["embed"] = x
         weights, steps = [], []
-        for layer in self.model.layers:
-            add, w, s = layer.self_attn(layer.input_layernorm(x), pos, hooks, cache, keep_steps, fused)
+        for i, layer in enumerate(self.model.layers):
+            add, w, s = layer.self_attn(layer.input_layernorm(x), pos, hooks, cache, keep_steps, fused, parts)
             x = x + add
-            x = x + layer.mlp(layer.post_attention_layernorm(x))
+            mlp = layer.mlp(layer.post_attention_layernorm(x))
+            x = x + mlp
+            if parts is not None:
+                parts[f"{i}.attn"], parts[f"{i}.mlp"] = add, mlp
             weights.append(w)
             steps.append(s)
         if cache is not None:

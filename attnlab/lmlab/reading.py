@@ -4,7 +4,8 @@
 length: a page draws the attention of what was typed) and keeps numbers only: the loss of each token given the
 ones before it, the model's first guess there, and every layer's weights as one (L, H, T, T) float32 tensor.
 The full distributions are not kept (a Hub model's vocabulary makes them large): `top_at` runs the prefix up to
-one position again and gives its k likeliest next tokens, at a temperature. Tokens are shown with `shown`:
+one position again and gives its k likeliest next tokens, with the distribution a sampler would draw from there
+(temperature, top-k and top-p as `attnlab.lm.sampling` applies them). Tokens are shown with `shown`:
 a space, a line break and a tab become visible marks.
 """
 
@@ -16,6 +17,8 @@ import numpy as np
 import torch
 
 from attnlab.attnfile import AttentionFile
+from attnlab.lm.lens import Trace, from_parts
+from attnlab.lm.sampling import sampler
 
 VISIBLE = {" ": "␣", "\n": "↵", "\t": "⇥", "\r": "␍"}
 
@@ -40,6 +43,7 @@ class Reading:
     model: str
     lead: int = 1  # 1 when the ids start with <bos> (the first token then has a loss), 0 for a model without one
     last_logits: torch.Tensor | None = None  # (V,) float32: the last position's logits (what follows the text)
+    trace: Trace | None = None  # the same pass's residual stream taken apart (`keep_trace`): the lens, the attribution
 
     @property
     def n_tokens(self) -> int:
@@ -60,10 +64,12 @@ class Reading:
 
 
 @torch.no_grad()
-def read(lm, text: str) -> Reading:
-    """The text's start (up to the model's length) through one forward pass; ValueError for an empty text."""
+def read(lm, text: str, keep_trace: bool = False) -> Reading:
+    """The text's start (up to the model's length) through one forward pass; ValueError for an empty text.
+    `keep_trace` keeps that pass's residual stream taken apart (what it wrote anyway: no second pass for the lens)."""
     prep = lm.prepare(text, keep="start")
-    out = lm.forward(torch.tensor([prep.ids]))
+    parts: dict[str, torch.Tensor] | None = {} if keep_trace else None
+    out = lm.forward(torch.tensor([prep.ids]), parts=parts)
     logp = torch.log_softmax(out.logits[0].double(), -1)  # (T, V)
     ids = torch.tensor(prep.ids)
     losses = -logp[:-1].gather(-1, ids[1:, None])[:, 0]  # (T - 1,): row i predicts token i + 1
@@ -84,32 +90,53 @@ def read(lm, text: str) -> Reading:
         lm.name or str(lm.folder),
         lead,
         out.logits[0, -1].float().clone(),
+        None if parts is None else from_parts(parts, lm.n_layers),
     )
 
 
 @dataclass(frozen=True)
 class Top:
-    """The k likeliest next tokens at one position: the model's own probabilities and those at a temperature."""
+    """The k likeliest next tokens at one position: the model's own probabilities and the sampler's."""
 
     tokens: tuple[str, ...]
     probs: tuple[float, ...]  # softmax(logits)
-    tempered: tuple[float, ...]  # softmax(logits / temperature), the distribution a sampler draws from (T > 0)
+    tempered: tuple[
+        float, ...
+    ]  # what generation draws from: temperature, top-k, top-p, renormalised (0: cut or banned)
+    kept: int = 0  # how many tokens the sampler keeps (the whole vocabulary without a cut)
 
 
 @torch.no_grad()
-def top_at(lm, ids: tuple[int, ...], position: int, k: int = 10, temperature: float = 1.0) -> Top:
+def top_at(
+    lm,
+    ids: tuple[int, ...],
+    position: int,
+    k: int = 10,
+    temperature: float = 1.0,
+    top_k: int | None = None,
+    top_p: float | None = None,
+) -> Top:
     """The k likeliest tokens after ids[0..position], likeliest first (the same order at any temperature > 0)."""
-    return top_of(lm, lm.forward(torch.tensor([list(ids[: position + 1])])).logits[0, -1], k, temperature)
+    logits = lm.forward(torch.tensor([list(ids[: position + 1])])).logits[0, -1]
+    return top_of(lm, logits, k, temperature, top_k, top_p)
 
 
-def top_of(lm, logits: torch.Tensor, k: int = 10, temperature: float = 1.0) -> Top:
+def top_of(
+    lm,
+    logits: torch.Tensor,
+    k: int = 10,
+    temperature: float = 1.0,
+    top_k: int | None = None,
+    top_p: float | None = None,
+) -> Top:
     """The k likeliest tokens of one position's logits (V,): probabilities as `LanguageModel.predict` gives them."""
     logits = logits.double()
     probs = torch.softmax(logits, -1)
     best = torch.topk(probs, max(1, min(int(k), probs.numel())))
-    tempered = torch.softmax(logits / temperature, -1) if temperature > 0 else probs
+    drawn, keep = sampler(logits, temperature, top_k, top_p, lm.vocab.banned())  # as generation draws
     picked = best.indices.tolist()
-    return Top(tuple(lm.token(i) for i in picked), tuple(best.values.tolist()), tuple(tempered[picked].tolist()))
+    tokens = tuple(lm.token(i) for i in picked)
+    return Top(tokens, tuple(best.values.tolist()), tuple(drawn[picked].tolist()), int(keep.sum()))
 
 
 def copies(reading: Reading) -> tuple[float, float] | None:

@@ -37,10 +37,8 @@ def model(step: int):
     return tiny(step, max_position_embeddings=POSITIONS)
 
 
-@pytest.fixture(scope="module")
-def run(tmp_path_factory) -> str:
-    """A two-checkpoint run folder of the small model, offered to the page for this module's tests."""
-    folder = tmp_path_factory.mktemp("lmrun")
+def write_run(folder) -> None:
+    """A two-checkpoint run folder of the small model, as a training run writes one."""
     (folder / "checkpoints").mkdir()
     records = []
     held = np.asarray(model(0).encode(texts.held_out("zh"))[1:], dtype=np.int64)
@@ -54,6 +52,13 @@ def run(tmp_path_factory) -> str:
     log = {"steps": [1, 2], "checkpoints": [{k: v for k, v in r.items() if k != "copy_passages"} for r in records]}
     (folder / "log.json").write_text(json.dumps(log, default=float))
     (folder / "metrics.json").write_text(json.dumps(records[-1], default=float, ensure_ascii=False))
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory) -> str:
+    """The small model's run folder, offered to the page for this module's tests."""
+    folder = tmp_path_factory.mktemp("lmrun")
+    write_run(folder)
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("ATTNLAB_LM_MODELS", str(folder))
         yield str(folder)

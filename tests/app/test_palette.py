@@ -73,3 +73,24 @@ def test_the_palette_follows_the_visitor_to_other_pages():
     assert_clean(at)
     assert at.query_params["palette"] == "cb"
     assert {s for fig in figures(at) for s in used(fig)[0]} <= scales(COLOUR_BLIND)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_palette_cb_colours_the_language_models_sections_when_open(lang):
+    """/lm's sections below the fold (lens, attribution, branches) are drawn only when the link opens them: the page's
+    default link above never draws them, so they are checked here, open, and against the default palette too."""
+    query = dict(lang=lang, open="lens,attribution,branches", top_k="12", temperature="0.8", pick="2.3")
+    by_palette = {}
+    for name, palette in (("cb", COLOUR_BLIND), ("default", DEFAULT)):
+        at = open_page("views/lm.py", palette=name, **query)
+        assert_clean(at)
+        charts = figures(at)
+        keys = [c.proto.id for c in at.get("plotly_chart")]
+        assert all(any(k.endswith(f"lm.{key}") for k in keys) for key in ("lens_chart", "parts_chart", "branch_chart"))
+        for fig in charts:
+            found_scales, found_colours = used(fig)
+            assert found_scales <= scales(palette), name
+            assert found_colours <= colours(palette), (name, found_colours - colours(palette))
+        by_palette[name] = [used(fig) for fig in charts]
+    changed = [a != b for a, b in zip(by_palette["cb"], by_palette["default"], strict=True)]
+    assert sum(changed) >= len(changed) - 1  # every chart but the painted text (Viridis in both palettes) changes

@@ -80,6 +80,7 @@ def test_the_top_ten_at_any_position_are_lm_predicts_on_the_text_up_to_there(lm,
             assert list(top.tokens) == want.tokens
             np.testing.assert_allclose(top.probs, want.probs, rtol=0, atol=1e-12)  # the same pass, probabilities
         logits = lm.forward(torch.tensor([list(ids[: position + 1])])).logits[0, -1].double()
+        logits[lm.vocab.banned()] = float("-inf")  # what generation draws from: never <bos> or <unk>
         tempered = torch.softmax(logits / (temperature or 1.0), -1)
         picked = [lm.vocab.index[t] for t in top.tokens]
         np.testing.assert_allclose(top.tempered, tempered[picked].numpy(), rtol=0, atol=1e-12)  # as above

@@ -7,6 +7,7 @@ import json
 
 import nbformat
 import pytest
+import torch
 from IPython.core.inputtransformer2 import TransformerManager
 
 from attnlab import links
@@ -119,3 +120,24 @@ def test_each_pages_notebook_runs_in_process_and_every_figure_cell_gives_a_figur
             if cell.metadata.get("attnlab", {}).get("figure"):
                 spec = value.to_dict()
                 assert spec["data"] and json.dumps(spec, default=str)
+
+
+def test_a_language_model_link_opens_its_sections_in_the_notebook_with_its_sampler():
+    got = cells("lm", "lang=zh&open=lens,attribution,branches&top_k=0&top_p=0.9&temperature=0.8&q=4&target=%E9%9C%9C")
+    figures = [c for c in got if c.cell_type == "code" and c.metadata.get("attnlab", {}).get("figure")]
+    keys = [c.metadata["attnlab"]["figure"] for c in figures]
+    assert {"lm_lens", "lm_parts", "lm_branches"} <= set(keys)
+    notes = next(c.source for c in got if c.cell_type == "markdown" and words("zh")["replaced_title"] in c.source)
+    assert code_span("top_k=0") in notes  # below 1: no top-k cut, said as on the page
+    setup = next(c.source for c in got if c.cell_type == "code" and "lmlib.load" in c.source)
+    assert "temperature, top_k, top_p, seed = 0.8, None, 0.9, 0" in setup
+    namespace: dict = {}
+    for cell in got:
+        if cell.cell_type == "code" and not cell.metadata.get("attnlab", {}).get("figure"):  # the setup
+            run(cell.source, namespace)
+    parts = run(next(c.source for c in figures if c.metadata["attnlab"]["figure"] == "lm_parts"), namespace)
+    model, token, row = namespace["model"], namespace["token"], namespace["row"]
+    assert token == model.token_id("霜")
+    logit = float(model.forward(torch.tensor([list(namespace["got"].ids)])).logits[0, row, token])
+    assert abs(sum(float(x) for trace in parts.to_dict()["data"] for x in trace["x"]) - logit) < 1e-4
+    assert run(next(c.source for c in figures if c.metadata["attnlab"]["figure"] == "lm_lens"), namespace).to_dict()

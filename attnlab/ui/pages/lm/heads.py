@@ -1,5 +1,7 @@
 """Every head: the model view of the text's reading, the head finder's four scores beside it, the copy test.
 
+When switched on, which heads push the prediction (`attribution`) comes under the two.
+
 The copy test writes the text twice: is the second copy predicted better than the first?
 
 The model view is `attnlab.ui.parts.inspector`'s, on the reading as an attention source (a click on a map picks
@@ -21,6 +23,7 @@ from attnlab.lmlab.reading import Reading, copies
 from attnlab.ui.app.i18n import t
 from attnlab.ui.app.text import markdown_table
 from attnlab.ui.app.widgets import chart
+from attnlab.ui.pages.lm import attribution
 from attnlab.ui.pages.lm.model import LM, run_numbers
 from attnlab.ui.parts.inspector import Shown, model_view
 
@@ -53,8 +56,12 @@ def section(lm: LanguageModel, step: int | None, got: Reading) -> None:
     left, right = st.columns([3, 2])
     with left:
         model_view(on_screen)
+    grids = scores(on_screen.digest, got)
     with right:
-        score_grids(scores(on_screen.digest, got), lm)
+        score_grids(grids, lm)
+        pushed = attribution.switch()
+    if pushed:
+        attribution.section(lm, step, got, grids)
     copy_test(lm, got)
 
 
