@@ -18,11 +18,14 @@ from attnlab.params import (
     choice_param,
     dump_bool,
     int_param,
+    open_param,
     text_param,
 )
 
 INITS = ("random", "identity", "zeros")
 NEURON_PRESETS = ("lab", "thinking")
+# Multi-head's sections 4 to 10, folded until opened (`attnlab.ui.app.fold`): their names in its `open` parameter
+MULTIHEAD_SECTIONS = ("resplit", "concat", "fused", "dropout", "torch", "full", "gqa")
 
 
 def parse_pad(raw: str) -> list[int]:
@@ -109,6 +112,7 @@ def _multihead() -> tuple[Param, ...]:
         int_param("full_h", 8, 1, MAX_MULTIHEAD_FULL_D),
         int_param("gqa_h", 4, 1, MAX_D_MODEL),  # the MHA/GQA/MQA comparison's query heads: a divisor of d_model
         int_param("gqa_kv", 2, 1, MAX_D_MODEL),  # its GQA column's key/value heads: a divisor of gqa_h
+        open_param(MULTIHEAD_SECTIONS),
     )
 
 

@@ -11,7 +11,7 @@ from attnlab.params import dump_float
 from attnlab.ui.app.i18n import t
 from attnlab.ui.app.state import PageState
 from attnlab.ui.app.text import code
-from attnlab.ui.app.widgets import chart, number, slider, text_input
+from attnlab.ui.app.widgets import chart, code_line, number, slider, text_input
 
 KEYS = lesson.KEYS
 PAGE = PageState("ldict", links.params("ldict"))
@@ -44,7 +44,7 @@ def hard_dictionary() -> list[float]:
     for col, key in zip(st.columns(3), KEYS, strict=True):
         number(PAGE, f"v_{key}", f"`{key}`", where=col)
     values = [PAGE[f"v_{k}"] for k in KEYS]
-    st.code("{" + ", ".join(f'"{k}": {f(v)}' for k, v in zip(KEYS, values, strict=True)) + "}", language="json")
+    code_line("{" + ", ".join(f'"{k}": {f(v)}' for k, v in zip(KEYS, values, strict=True)) + "}")
     left, right = st.columns([2, 3], vertical_alignment="bottom")
     text_input(PAGE, "word", t("lesson_dictionary.word"), where=left, help=t("lesson_dictionary.word_help"))
     word = PAGE["word"]
