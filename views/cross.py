@@ -3,7 +3,7 @@
 import streamlit as st
 
 from attnlab.anatomy.cross import run_cross
-from attnlab.ui.app import state
+from attnlab.ui.app import first_screen, state
 from attnlab.ui.app.i18n import t
 from attnlab.ui.pages.cross.sections import (
     PAGE,
@@ -36,6 +36,8 @@ def main() -> None:
     longest = max(len(result.source), len(result.target))
     shown = stages.head_picker(PAGE, "head", cfg.heads, longest)
     decoder_section(result, shown)
+    if first_screen.hold():  # a new visitor's browser draws the decoder's two charts first
+        return
     cross_section(result, shown)
     bottleneck_section(result)
     check_section(result)

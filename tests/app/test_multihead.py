@@ -12,7 +12,7 @@ from attnlab.links.explore import MULTIHEAD_SECTIONS
 from attnlab.pipeline import LabConfig, run_lab
 from attnlab.testing import app_test
 
-from .conftest import assert_clean, open_page, texts
+from .conftest import assert_clean, markdown_tables, open_page, texts
 
 PAGE = "views/multihead.py"
 EVERY_SECTION = ",".join(MULTIHEAD_SECTIONS)  # sections 4 to 10, folded until opened (issue 61)
@@ -155,6 +155,6 @@ def test_a_folded_sections_settings_stay_in_the_link_and_reach_pytorchs_check():
     at.session_state["mh.open.torch"] = True
     at.run()
     assert_clean(at)
-    what = at.dataframe[0].value.iloc[:, 0].tolist()  # the check table's first column: what was compared
-    assert "nn.MultiheadAttention" in at.dataframe[0].value.iloc[0, 1] and "dropout p = 0.25" in what[0]
+    _, *rows = markdown_tables(at)[0]  # the check table: what was compared, against what, max |Δ|
+    assert "nn.MultiheadAttention" in rows[0][1] and "dropout p = 0.25" in rows[0][0]
     assert {k: at.query_params[k] for k in query} == query | {"open": "torch"}

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import math
 
-import pandas as pd
 import streamlit as st
 
 from attnlab.limits import TOL_FLOAT64
 from attnlab.ui.app.i18n import t
+from attnlab.ui.app.text import markdown_table
 
 
 def fmt_diff(value: float) -> str:
@@ -19,17 +19,15 @@ def fmt_diff(value: float) -> str:
 
 
 def check_table(rows: list[tuple[str, str, float]], tol: float = TOL_FLOAT64) -> None:
-    """A small table of (what, compared with, max |Δ|) with a pass/fail line above it."""
+    """A small table of (what, compared with, max |Δ|) with a pass/fail line above it: markdown, not a data grid, whose
+    scripts (about 1.2 MB) cost a phone's first visit more than a chart (issue 61)."""
     finite = [err for *_, err in rows if not math.isnan(err)]
     if finite and max(finite) <= tol:
         st.success(t("anatomy.check_pass", tol=f"{tol:.0e}"), icon=":material/check_circle:")
     elif finite:
         st.error(t("anatomy.check_fail", tol=f"{tol:.0e}"), icon=":material/error:")
-    frame = pd.DataFrame(
-        [(what, against, fmt_diff(err)) for what, against, err in rows],
-        columns=[t("anatomy.col_what"), t("anatomy.col_against"), "max |Δ|"],
-    )
-    st.dataframe(frame, hide_index=True, width="stretch")
+    header = (t("anatomy.col_what"), t("anatomy.col_against"), "max |Δ|")
+    st.markdown(markdown_table(header, [(what, against, fmt_diff(err)) for what, against, err in rows]))
 
 
 def head_name(h: int) -> str:
