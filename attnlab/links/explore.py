@@ -26,6 +26,7 @@ INITS = ("random", "identity", "zeros")
 NEURON_PRESETS = ("lab", "thinking")
 # Multi-head's sections 4 to 10, folded until opened (`attnlab.ui.app.fold`): their names in its `open` parameter
 MULTIHEAD_SECTIONS = ("resplit", "concat", "fused", "dropout", "torch", "full", "gqa")
+CROSS_SECTIONS = ("bottleneck", "check")  # Cross-attention's sections 4 and 5, likewise
 
 
 def parse_pad(raw: str) -> list[int]:
@@ -138,6 +139,7 @@ def _cross() -> tuple[Param, ...]:
         int_param("heads", first.heads, 1, MAX_D_MODEL),
         int_param("seed", first.seed, 0, MAX_SEED),
         int_param("head", 0, 1 - MAX_D_MODEL, MAX_D_MODEL),
+        open_param(CROSS_SECTIONS),
     )
 
 

@@ -20,10 +20,11 @@ from attnlab.limits import (
     MAX_STEP,
     MAX_TEXT_CHARS,
 )
-from attnlab.params import Invalid, Param, float_param, int_param, text_param
+from attnlab.params import Invalid, Param, float_param, int_param, open_param, text_param
 
 SHIPPED = ("zh", "en")  # attnlab.lm.SHIPPED (a test keeps the two equal): attnlab.links imports no torch
 LAST = -1  # `step=-1`: the last checkpoint
+LM_FOLDS = ("sinks", "training")  # the page's sections below the fold, folded until opened (`attnlab.ui.app.fold`)
 WINDOW = 64  # the sink experiment's first window: StreamingLLM's cache sizes, scaled to a 256-character model
 SINKS = 4  # StreamingLLM keeps the first four tokens
 MAX_LAYERS = 1024  # layers or heads a link may name before the model is loaded (then bounded by its own)
@@ -73,6 +74,7 @@ def _lm() -> tuple[Param, ...]:
         window_param(),
         int_param("sinks", SINKS, 0, MAX_LM_SINKS),
         int_param("step", LAST, LAST, MAX_STEP),  # a checkpoint; another is replaced by the nearest (the page)
+        open_param(LM_FOLDS),
     )
 
 

@@ -12,8 +12,8 @@ PAGE = "views/cross.py"
 
 
 def visit(**query: str) -> AppTest:
-    """A visitor of this page's URL with `query`."""
-    return open_page(PAGE, **query)
+    """A visitor of this page's URL with `query`, sections 4 and 5 open unless the link says (folded until opened)."""
+    return open_page(PAGE, **{"open": "bottleneck,check", **query})
 
 
 def charts(at: AppTest) -> int:
@@ -29,6 +29,9 @@ def test_default_page_in_both_languages(lang):
     )
     assert charts(at) == 6
     assert len(texts(at, "success")) == 1 and not texts(at, "warning")
+    folded = open_page(PAGE, lang=lang)  # the default link: sections 4 and 5 folded under their titles
+    assert charts(folded) == 5 and not markdown_tables(folded) and folded.query_params["open"] == ""
+    assert [box.label.split(".")[0] for box in folded.main.expander] == ["4", "5"]
     assert at.query_params["pad"] == "4,5" and at.query_params["causal"] == "true"
     assert len(markdown_tables(at)) == 2 and not at.dataframe  # the bottleneck and the check: markdown, no data grid
 
