@@ -16,6 +16,7 @@ from attnlab.ui.app.i18n import t
 
 FIRST_SCREEN = 2  # stages sent before the browser has drawn a chart: a 1000-px-tall window shows less than two
 DRAWN = "app.chart_drawn"  # session flag: this session's browser has drawn a chart
+SENT = "app.charts_sent"  # how many charts this run has sent so far (`new_run`, `sent`)
 # Ask for the rest anyway when no chart is drawn FALLBACK_MS after one began drawing (a chart that failed, say), or
 # LATEST_MS after the script mounted: a phone 4x slower than a laptop spends seconds loading the chart library before
 # any chart begins, and a rest asked for while its first chart draws arrives in the same task (issue 61).
@@ -84,12 +85,22 @@ def _mark_drawn() -> None:
     st.session_state[DRAWN] = True
 
 
+def new_run() -> None:
+    """A run begins: no chart sent yet (the router calls this first)."""
+    st.session_state[SENT] = 0
+
+
+def sent() -> None:
+    """A chart was sent (`widgets.chart` calls this)."""
+    st.session_state[SENT] = st.session_state.get(SENT, 0) + 1
+
+
 def hold(say: str | None = None) -> bool:
     """Whether the page stops here in this run: until the browser has drawn a chart, a page sends only what it drew
-    above this call (its first chart among it), says the rest is coming (`say`, else `common.more_coming`) and mounts
-    the script that asks for it. Sent together, a page's charts and tables were drawn in one long task on a phone, its
-    first chart no sooner than its last (issue 61)."""
-    if st.session_state.get(DRAWN):
+    above this call, says the rest is coming (`say`, else `common.more_coming`) and mounts the script that asks for
+    it. Sent together, a page's charts and tables were drawn in one long task on a phone, its first chart no sooner
+    than its last (issue 61). Nothing is held in a run that has sent no chart yet: there would be none to wait for."""
+    if st.session_state.get(DRAWN) or not st.session_state.get(SENT):
         return False
     ask_for_the_rest(0, 1, say=say or t("common.more_coming"))
     return True

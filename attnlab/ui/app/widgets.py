@@ -14,7 +14,7 @@ import streamlit as st
 
 from attnlab.figures.prebuilt import Prebuilt
 from attnlab.params import divisors
-from attnlab.ui.app import registry, toolbar
+from attnlab.ui.app import first_screen, registry, toolbar
 from attnlab.ui.app.i18n import t
 from attnlab.ui.app.state import PageState
 from attnlab.ui.app.text import code, md_escape
@@ -161,6 +161,7 @@ def chart(fig: go.Figure | dict, key: str) -> None:
     theme = None if isinstance(fig, Prebuilt) else "streamlit"
     fig = fig.mounted_once() if isinstance(fig, Prebuilt) else fig
     st.plotly_chart(fig, width="stretch", config=chart_config(key), key=key, theme=theme)
+    first_screen.sent()
 
 
 def shape_text(name: str, dims: Sequence[str], sizes: Sequence[int]) -> str:

@@ -8,6 +8,7 @@ from attnlab.figures.lessons import key_plane, temperature_figure, weights_bar
 from attnlab.lessons import dictionary as lesson
 from attnlab.lessons.parse import dump_vector, parse_vector
 from attnlab.params import dump_float
+from attnlab.ui.app import first_screen
 from attnlab.ui.app.i18n import t
 from attnlab.ui.app.state import PageState
 from attnlab.ui.app.text import code
@@ -130,7 +131,8 @@ def soft_lookup(values: list[float]) -> None:
             chart(key_plane(np.array(keys), KEYS, q, "q", t("lesson_dictionary.plane_title")), key="ldict.plane")
         else:
             st.info(t("lesson_dictionary.plane_note", d=soft.d_k), icon=":material/info:")
-    temperature_sweep(q, keys, values, temp)
+    if not first_screen.hold():  # a new visitor's browser draws the weights and the key plane first
+        temperature_sweep(q, keys, values, temp)
 
 
 def temperature_sweep(q: list[float], keys: list[list[float]], values: list[float], temp: float) -> None:
