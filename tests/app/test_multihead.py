@@ -155,6 +155,6 @@ def test_a_folded_sections_settings_stay_in_the_link_and_reach_pytorchs_check():
     at.session_state["mh.open.torch"] = True
     at.run()
     assert_clean(at)
-    _, *rows = markdown_tables(at)[0]  # the check table: what was compared, against what, max |Δ|
-    assert "nn.MultiheadAttention" in rows[0][1] and "dropout p = 0.25" in rows[0][0]
+    _, *rows = markdown_tables(at)[0]  # the check table: what was compared ↔ against what, max |Δ|
+    assert "nn.MultiheadAttention" in rows[0][0] and "dropout p = 0.25" in rows[0][0]
     assert {k: at.query_params[k] for k in query} == query | {"open": "torch"}

@@ -20,14 +20,15 @@ def fmt_diff(value: float) -> str:
 
 def check_table(rows: list[tuple[str, str, float]], tol: float = TOL_FLOAT64) -> None:
     """A small table of (what, compared with, max |Δ|) with a pass/fail line above it: markdown, not a data grid, whose
-    scripts (about 1.2 MB) cost a phone's first visit more than a chart (issue 61)."""
+    scripts (about 1.2 MB) cost a phone's first visit more than a chart (issue 61). Two columns, "what ↔ compared
+    with" and the difference, so that a phone's 358 px wrap the words and never a number."""
     finite = [err for *_, err in rows if not math.isnan(err)]
     if finite and max(finite) <= tol:
         st.success(t("anatomy.check_pass", tol=f"{tol:.0e}"), icon=":material/check_circle:")
     elif finite:
         st.error(t("anatomy.check_fail", tol=f"{tol:.0e}"), icon=":material/error:")
-    header = (t("anatomy.col_what"), t("anatomy.col_against"), "max |Δ|")
-    st.markdown(markdown_table(header, [(what, against, fmt_diff(err)) for what, against, err in rows]))
+    header = (f"{t('anatomy.col_what')} ↔ {t('anatomy.col_against')}", "max |Δ|")
+    st.markdown(markdown_table(header, [(f"{what} ↔ {against}", fmt_diff(err)) for what, against, err in rows]))
 
 
 def head_name(h: int) -> str:
