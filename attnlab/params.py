@@ -155,6 +155,22 @@ def list_param(name: str, default: Sequence, options: Sequence) -> Param:
     return Param(name, list(default), parse, dump_list, options=options)
 
 
+def open_param(sections: Sequence[str]) -> Param:
+    """`open`: which of a page's folded sections are open, a comma list of their names (empty or none: none, the
+    default). An unknown name is dropped (and said); the known ones stay open."""
+    options = tuple(sections)
+
+    def parse(raw: str) -> list[str]:
+        items = [s.strip().lower() for s in str(raw).split(",") if s.strip()]
+        items = [s for s in items if s not in NONE_WORDS]  # `open=none` opens none
+        good = [o for o in options if o in items]  # canonical order, no repeats
+        if len(good) < len(set(items)):
+            raise Invalid("not_choice", good, options=", ".join(options))
+        return good
+
+    return Param("open", [], parse, dump_list, options=options)
+
+
 def next_even(value: int, hi: int) -> int:
     """The even number a link's or a widget's odd width becomes: the one above, or below at the cap."""
     return value + 1 if value + 1 <= hi else value - 1

@@ -24,6 +24,18 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 BROWSER_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update"]
+# A mid-range phone as Lighthouse's mobile profile has it, at the 390 x 844 the phone issues name: a phone's user agent
+# (the app then builds a visit's first figures for a phone's width, as a real phone gets them), touch, 1.75 device
+# pixels per CSS pixel; the page's CPU slowed PHONE_CPU_SLOWDOWN times (CDP `Emulation.setCPUThrottlingRate`).
+PHONE = {
+    "viewport": {"width": 390, "height": 844},
+    "device_scale_factor": 1.75,
+    "is_mobile": True,
+    "has_touch": True,
+    "user_agent": "Mozilla/5.0 (Linux; Android 11; moto g power (2022)) AppleWebKit/537.36 (KHTML, like Gecko) "
+    "Chrome/156.0.0.0 Mobile Safari/537.36",
+}
+PHONE_CPU_SLOWDOWN = 4
 # How long a wait on the page's state may last before it counts as hung: a cap, not a pace. A cold server's first
 # page took more than 60 s on 2 cores that other work kept busy, and waiting longer costs only a failing test.
 PATIENCE_MS = 180_000

@@ -1,7 +1,7 @@
 """Where the largest settings' draw time goes in the browser: per chart its Plotly draws, paints, SVG text nodes.
 
 usage: python scripts/draw_profile.py [--runs 5] [--pages playground,cross,multihead] [--root DIR ...] [--cpu]
-       [--trace DIR] [--busy N]
+       [--trace DIR] [--busy N] [--phone]
 
 Each visit opens the page's link in a fresh browser context on a warm server and waits on the app's own state
 (`attnlab.testing.settle`), as scripts/budgets.py does. It reports the seconds from the link to every chart drawn;
@@ -16,7 +16,9 @@ events, counted by a hook on the chart's `emit`), its traces and SVG text nodes.
 the same minutes on the same machine; each is the median over `--runs` visits. `--cpu` adds one visit per page
 with a CPU profile summed by Plotly module; `--trace DIR` writes a Chrome performance trace per page and checkout.
 `--busy N` keeps N other processes spinning on the CPU while the visits are timed (after the servers are warm), as
-other work keeps a class server busy; N = 2 keeps both cores of a 2-core machine busy.
+other work keeps a class server busy; N = 2 keeps both cores of a 2-core machine busy. `--phone` visits as a
+mid-range phone (`attnlab.testing.PHONE`: 390 x 844, its CPU slowed 4 times); a page named outside PAGES is its
+registry URL path, opened at its default link.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ import sys
 import time
 from pathlib import Path
 
-from attnlab.testing import BROWSER_ARGS, ROOT, cpu_seconds, serve_app, settle
+from attnlab.testing import BROWSER_ARGS, PHONE, PHONE_CPU_SLOWDOWN, ROOT, cpu_seconds, serve_app, settle
 
 BIG = "+".join(f"w{i}" for i in range(64))
 PAGES = {  # the largest settings each of these pages allows (DESIGN: every setting draws within 8 s)
@@ -103,13 +105,16 @@ def visit(
     cpu: bool = False,
     server_pid: int | None = None,
     spinners: tuple[int, ...] = (),
+    phone: bool = False,
 ) -> dict:
     """One visit in a fresh context: seconds to settled, CPU and main-thread seconds, and every chart's counts."""
-    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    context = browser.new_context(**(PHONE if phone else {"viewport": {"width": 1400, "height": 1000}}))
     context.add_init_script(HOOK)
     tab = context.new_page()
     cdp = context.new_cdp_session(tab)
     cdp.send("Performance.enable")
+    if phone:
+        cdp.send("Emulation.setCPUThrottlingRate", {"rate": PHONE_CPU_SLOWDOWN})
     if cpu:
         cdp.send("Profiler.enable")
         cdp.send("Profiler.setSamplingInterval", {"interval": 500})
@@ -225,9 +230,12 @@ def main() -> int:
     ap.add_argument("--trace", type=Path, default=None)
     ap.add_argument("--cpu", action="store_true", help="one more visit per page with a CPU profile, by module")
     ap.add_argument("--busy", type=int, default=0, help="processes kept spinning while the visits are timed")
+    ap.add_argument("--phone", action="store_true", help="visit as a mid-range phone: 390 x 844, CPU 4x slower")
     args = ap.parse_args()
     roots = args.root or [ROOT]
     pages = args.pages.split(",")
+    link = {name: PAGES.get(name, f"/{name}") for name in pages}
+    phone = functools.partial(visit, phone=args.phone)
     from playwright.sync_api import sync_playwright
 
     with contextlib.ExitStack() as stack, sync_playwright() as p:
@@ -235,25 +243,25 @@ def main() -> int:
         browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=BROWSER_ARGS)
         for served in servers:  # warm each server: imports, the first pipeline run, every page once
             for name in pages:
-                visit(browser, served.url + PAGES[name])
+                phone(browser, served.url + link[name])
         visits: dict = {(r, name): [] for r in range(len(roots)) for name in pages}
         spinners = tuple(stack.enter_context(_spinning()) for _ in range(args.busy))
         for _ in range(args.runs):
             for name in pages:
                 for r, served in enumerate(servers):
                     visits[r, name].append(
-                        visit(browser, served.url + PAGES[name], server_pid=served.proc.pid, spinners=spinners)
+                        phone(browser, served.url + link[name], server_pid=served.proc.pid, spinners=spinners)
                     )
         if args.trace is not None:
             args.trace.mkdir(parents=True, exist_ok=True)
             for r, served in enumerate(servers):
                 for name in pages:
-                    visit(browser, served.url + PAGES[name], args.trace / f"{name}-{r}.json")
+                    phone(browser, served.url + link[name], args.trace / f"{name}-{r}.json")
         cpu = {}
         if args.cpu:
             for r, served in enumerate(servers):
                 for name in pages:
-                    cpu[r, name] = visit(browser, served.url + PAGES[name], cpu=True)["cpu_by_module_s"]
+                    cpu[r, name] = phone(browser, served.url + link[name], cpu=True)["cpu_by_module_s"]
         browser.close()
     report = {
         str(root): {

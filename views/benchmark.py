@@ -6,7 +6,7 @@ side. Only measured numbers are drawn."""
 import streamlit as st
 
 from attnlab.bench import IMPLS
-from attnlab.ui.app import state
+from attnlab.ui.app import first_screen, state
 from attnlab.ui.app.i18n import t
 from attnlab.ui.pages.benchmark import headline, live, upload
 from attnlab.ui.pages.benchmark import results as ui
@@ -23,6 +23,9 @@ def main() -> None:
     page.show_problems()
     file = upload.current()
     headline.section(rec.headlines, file[2])
+    if first_screen.hold():  # a new visitor's browser draws the headline first
+        state.save(page)
+        return
     ui.device_line(page["dtype"])
     controls(page)
     impls = [i for i in IMPLS if i in page["impls"]]

@@ -3,7 +3,7 @@ has any (never invented), and an RNN against attention: T sequential steps and T
 
 import streamlit as st
 
-from attnlab.ui.app import state
+from attnlab.ui.app import first_screen, state
 from attnlab.ui.app.i18n import t
 from attnlab.ui.pages.cost.sections import PAGE, live_section, recorded_section, rnn_section
 
@@ -15,6 +15,9 @@ def main() -> None:
     st.caption(t("lesson_cost.intro"))
     PAGE.show_problems()
     live_section()
+    state.save(PAGE)
+    if first_screen.hold():  # a new visitor's browser draws the live run's charts first
+        return
     recorded_section()
     rnn_section()
     state.save(PAGE)

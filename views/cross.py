@@ -3,7 +3,7 @@
 import streamlit as st
 
 from attnlab.anatomy.cross import run_cross
-from attnlab.ui.app import state
+from attnlab.ui.app import first_screen, fold, state
 from attnlab.ui.app.i18n import t
 from attnlab.ui.pages.cross.sections import (
     PAGE,
@@ -36,9 +36,15 @@ def main() -> None:
     longest = max(len(result.source), len(result.target))
     shown = stages.head_picker(PAGE, "head", cfg.heads, longest)
     decoder_section(result, shown)
+    if first_screen.hold():  # a new visitor's browser draws the decoder's two charts first
+        return
     cross_section(result, shown)
-    bottleneck_section(result)
-    check_section(result)
+    with fold.section(PAGE, "bottleneck", f"4. {t('cross.bottleneck_title')}") as drawn:
+        if drawn:  # below the fold, drawn once opened (issue 61)
+            bottleneck_section(result)
+    with fold.section(PAGE, "check", f"5. {t('cross.check_title')}") as drawn:
+        if drawn:
+            check_section(result)
 
 
 main()

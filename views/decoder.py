@@ -3,7 +3,7 @@
 import numpy as np
 import streamlit as st
 
-from attnlab.ui.app import state
+from attnlab.ui.app import first_screen, state
 from attnlab.ui.app.i18n import t
 from attnlab.ui.app.widgets import segmented, text_input
 from attnlab.ui.pages.decoder import inside
@@ -34,6 +34,8 @@ def main() -> None:
     preds = predictions(np.asarray(run.probs), run.tokens, symbols, model.vocab)
     predictions_section(run, symbols, preds)
     attention_section(model, run)
+    if first_screen.hold():  # a new visitor's browser draws every head's map first
+        return
     inside.section(model, step, symbols, ablate)
     dec.training(dec.DECODER["model"], step)
     decoder_yours.section(dec.MODELS[dec.DECODER["model"]])

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from attnlab.ui.app import first_screen, state
+from attnlab.ui.app import first_screen, fold, state
 from attnlab.ui.app.i18n import t
 from attnlab.ui.pages.lm import branches, controls, heads, inside, lens, predict, sinks, training
 from attnlab.ui.pages.lm.model import LM, fit, fit_query, loaded, read_or_say, settle
@@ -38,8 +38,12 @@ def main() -> None:
         lens.section(lm, step, got)
         heads.section(lm, step, got)
         inside.section(lm, step, got)
-    sinks.section(lm, step)
-    training.section(lm, step)
+    with fold.section(LM, "sinks", t("lm.sinks_title"), icon=":material/anchor:") as drawn:
+        if drawn:  # below the fold, drawn once opened (issue 61)
+            sinks.section(lm, step)
+    with fold.section(LM, "training", t("lm.training_title"), icon=":material/trending_down:") as drawn:
+        if drawn:
+            training.section(lm, step)
 
 
 main()

@@ -3,7 +3,7 @@ then -inf / -1e9 / finfo.min in float32, float16 and bfloat16, with a fully bloc
 
 import streamlit as st
 
-from attnlab.ui.app import state
+from attnlab.ui.app import first_screen, state
 from attnlab.ui.app.i18n import t
 from attnlab.ui.pages.masking.sections import PAGE, causal_rows, fills, sequence
 
@@ -16,6 +16,9 @@ def main() -> None:
     PAGE.show_problems()
     tokens = sequence()
     causal_rows(tokens)
+    state.save(PAGE)
+    if first_screen.hold():  # a new visitor's browser draws the causal rows first
+        return
     fills(tokens)
     state.save(PAGE)
 

@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+from attnlab.ui.app import first_screen
 from attnlab.ui.app.i18n import t
 from attnlab.ui.pages.multihead.sections import PAGE, cut, every_head, later_sections, load, reshape
 from attnlab.ui.parts import lab, stages
@@ -20,6 +21,8 @@ def main() -> None:
         return
     shown = stages.head_picker(lab.LAB, "head", result.steps.n_heads, len(result.tokens))
     cut(result)
+    if first_screen.hold():  # a new visitor's browser draws section 1 first
+        return
     reshape(result, shown)
     every_head(result, shown)
     later_sections(result, shown)

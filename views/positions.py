@@ -3,7 +3,7 @@ sinusoidal positional encodings break that. Plus the PE heatmap and its exact va
 
 import streamlit as st
 
-from attnlab.ui.app import state
+from attnlab.ui.app import first_screen, state
 from attnlab.ui.app.i18n import t
 from attnlab.ui.pages.positions.sections import PAGE, shuffle_section, sinusoid_section
 
@@ -15,6 +15,9 @@ def main() -> None:
     st.caption(t("lesson_positions.intro"))
     PAGE.show_problems()
     shuffle_section()
+    state.save(PAGE)
+    if first_screen.hold():  # a new visitor's browser draws the shuffle's four charts first
+        return
     sinusoid_section()
     state.save(PAGE)
 

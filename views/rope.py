@@ -3,7 +3,7 @@ that leaves the scores unchanged (and the two pairings that disagree), and the d
 
 import streamlit as st
 
-from attnlab.ui.app import state
+from attnlab.ui.app import first_screen, state
 from attnlab.ui.app.i18n import t
 from attnlab.ui.pages.rope.sections import (
     PAGE,
@@ -24,6 +24,8 @@ def main() -> None:
     settings = controls()
     state.save(PAGE)
     pair_section(settings)
+    if first_screen.hold():  # a new visitor's browser draws the pair's plane first
+        return
     frequency_section(settings)
     shift_section(settings)
     decay_section(settings)

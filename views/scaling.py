@@ -4,7 +4,7 @@ the scaling, and one concrete query at the user's d_k."""
 import streamlit as st
 
 from attnlab.lessons import scaling as lesson
-from attnlab.ui.app import state
+from attnlab.ui.app import first_screen, state
 from attnlab.ui.app.i18n import t
 from attnlab.ui.pages.scaling.sections import PAGE, controls, one_query_section, saturation_section, variance_section
 
@@ -20,6 +20,8 @@ def main() -> None:
     dk, n_keys, seed, scaled = PAGE["dk"], PAGE["keys"], PAGE["seed"], PAGE["scaled"]
     grid = tuple(lesson.dk_grid(dk))
     variance_section(grid, dk, seed)
+    if first_screen.hold():  # a new visitor's browser draws the variance first
+        return
     saturation_section(grid, dk, n_keys, seed)
     one_query_section(dk, n_keys, scaled, seed)
 

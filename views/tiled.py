@@ -3,7 +3,7 @@ max m, running sum l and partial output, beside the full softmax that stores the
 
 import streamlit as st
 
-from attnlab.ui.app import state
+from attnlab.ui.app import first_screen, state
 from attnlab.ui.app.i18n import t
 from attnlab.ui.pages.tiled.sections import PAGE, compute, controls, outputs, running_stats, stepper, tile_and_matrix
 
@@ -23,6 +23,8 @@ def main() -> None:
     heading = t("tiled.step_head", s=s, n=len(trace.steps), i=cur.q_block + 1, n_q=n_q, j=cur.k_block + 1, n_k=n_k)
     st.markdown("#### " + heading + "  \n" + t("tiled.step_rows", r0=r0, r1=r1 - 1, c0=c0, c1=c1 - 1))
     tile_and_matrix(full, trace, s)
+    if first_screen.hold():  # a new visitor's browser draws this step's tile first
+        return
     running_stats(trace, s)
     outputs(full, trace, s)
 

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from attnlab.params import Param, bool_param, choice_param, int_param, list_param
+from attnlab.params import Param, bool_param, choice_param, int_param, list_param, open_param
 
 BENCH_IMPLS = ["explicit", "tiled", "sdpa", "sdpa-math", "sdpa-flash"]  # the Benchmark page's first sweep
 BENCH_SEQ = [64, 128, 256, 512]
 BENCH_SEQ_OPTIONS: tuple[int, ...] = tuple(2**i for i in range(4, 15))  # 16 .. 16384
 BENCH_MASKS = ("full", "causal", "window", "documents")  # the Benchmark's mask rules (contract 15)
 BENCH_DOCS = (2, 4, 8, 16)  # packed documents: each divides every length the page offers
+BENCH_FOLDS = ("grid", "studies")  # a recorded file's charts and table, and its studies: folded until opened
 
 
 def _bench() -> tuple[Param, ...]:  # the sweep's settings (which recorded file to show stays the page's own)
@@ -26,6 +27,7 @@ def _bench() -> tuple[Param, ...]:  # the sweep's settings (which recorded file 
         int_param("window", 128, 1, BENCH_SEQ_OPTIONS[-1]),
         choice_param("docs", 4, BENCH_DOCS),
         list_param("kv_heads", [4], tuple(range(1, 65))),  # each a divisor of heads; the page's default is [heads]
+        open_param(BENCH_FOLDS),
     )
 
 

@@ -18,11 +18,15 @@ from attnlab.params import (
     choice_param,
     dump_bool,
     int_param,
+    open_param,
     text_param,
 )
 
 INITS = ("random", "identity", "zeros")
 NEURON_PRESETS = ("lab", "thinking")
+# Multi-head's sections 4 to 10, folded until opened (`attnlab.ui.app.fold`): their names in its `open` parameter
+MULTIHEAD_SECTIONS = ("resplit", "concat", "fused", "dropout", "torch", "full", "gqa")
+CROSS_SECTIONS = ("bottleneck", "check")  # Cross-attention's sections 4 and 5, likewise
 
 
 def parse_pad(raw: str) -> list[int]:
@@ -109,6 +113,7 @@ def _multihead() -> tuple[Param, ...]:
         int_param("full_h", 8, 1, MAX_MULTIHEAD_FULL_D),
         int_param("gqa_h", 4, 1, MAX_D_MODEL),  # the MHA/GQA/MQA comparison's query heads: a divisor of d_model
         int_param("gqa_kv", 2, 1, MAX_D_MODEL),  # its GQA column's key/value heads: a divisor of gqa_h
+        open_param(MULTIHEAD_SECTIONS),
     )
 
 
@@ -134,6 +139,7 @@ def _cross() -> tuple[Param, ...]:
         int_param("heads", first.heads, 1, MAX_D_MODEL),
         int_param("seed", first.seed, 0, MAX_SEED),
         int_param("head", 0, 1 - MAX_D_MODEL, MAX_D_MODEL),
+        open_param(CROSS_SECTIONS),
     )
 
 

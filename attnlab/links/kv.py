@@ -29,6 +29,7 @@ from attnlab.params import (
     even_int_param,
     float_param,
     int_param,
+    open_param,
     optional_int_param,
 )
 
@@ -66,6 +67,7 @@ def _kv() -> tuple[Param, ...]:
         even_int_param("mla_rope", 4, 2, MAX_MLA_ROPE),
         int_param("mla_head", 1, 1, MAX_MLA_HEADS),  # the head drawn, counted from 1
         int_param("seed", 0, 0, MAX_SEED),
+        open_param(("mla",)),  # the MLA section, folded until opened (`attnlab.ui.app.fold`)
     )
 
 

@@ -28,6 +28,7 @@ from attnlab.params import (
     even_int_param,
     float_param,
     int_param,
+    open_param,
     text_param,
 )
 
@@ -70,6 +71,7 @@ def _positions() -> tuple[Param, ...]:
         bool_param("pe", False),
         int_param("n_pos", 50, 1, 256),
         int_param("pe_d", 64, 2, 128),
+        open_param(("values",)),  # the sinusoids' first values, folded until opened (`attnlab.ui.app.fold`)
     )
 
 
@@ -96,6 +98,7 @@ def _masking() -> tuple[Param, ...]:
         choice_param("blank", "last", masking.BLANK_ROWS),
         choice_param("dtype", "float16", tuple(masking.DTYPES)),
         choice_param("fill", "-1e9", masking.FILLS),
+        open_param(("rows", "fills")),  # the two tables, folded until opened (`attnlab.ui.app.fold`)
     )
 
 
@@ -107,6 +110,7 @@ def _cost() -> tuple[Param, ...]:
         int_param("rec", 0, 0, 999),
         int_param("rnn_t", 512, 2, 100_000),
         int_param("rnn_d", 512, 2, 4096),
+        open_param(("table",)),  # the live run's numbers, folded until opened (`attnlab.ui.app.fold`)
     )
 
 

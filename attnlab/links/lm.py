@@ -5,10 +5,11 @@ is read (the shipped `zh` and `en`, and `ATTNLAB_LM_MODELS`), so a server's list
 notebook alike. `settle_lm` fills what depends on other values: a link without `model` opens the model of its
 language, one without `text` that model's first text; a model the server does not offer is replaced and said.
 Contract 19's values: `top_k` and `top_p` (none: no cut), `open` (the sections below the fold a link opens: the
-lens, the attribution, the branches), `target` (the character whose logit is taken apart; empty: the prediction),
-`temps` (the three branches' temperatures), `branch` (the characters the branches go on from after the text) and
-`pick` (`row.index` of a branched character whose alternatives are shown). Whether a target or a branch fits the
-model (its vocabulary, its length) is known once it is loaded: the page says so then and keeps what was typed.
+lens, the attribution, the branches, the sink experiment, training), `target` (the character whose logit is taken
+apart; empty: the prediction), `temps` (the three branches' temperatures), `branch` (the characters the branches go
+on from after the text) and `pick` (`row.index` of a branched character whose alternatives are shown). Whether a
+target or a branch fits the model (its vocabulary, its length) is known once it is loaded: the page says so then and
+keeps what was typed.
 """
 
 from __future__ import annotations
@@ -31,9 +32,9 @@ from attnlab.params import (
     Invalid,
     Param,
     dump_float,
-    dump_list,
     float_param,
     int_param,
+    open_param,
     optional_int_param,
     parse_number,
     text_param,
@@ -44,7 +45,7 @@ LAST = -1  # `step=-1`: the last checkpoint
 WINDOW = 64  # the sink experiment's first window: StreamingLLM's cache sizes, scaled to a 256-character model
 SINKS = 4  # StreamingLLM keeps the first four tokens
 MAX_LAYERS = 1024  # layers or heads a link may name before the model is loaded (then bounded by its own)
-SECTIONS = ("lens", "attribution", "branches")  # the sections below the fold that `open` draws
+SECTIONS = ("lens", "attribution", "branches", "sinks", "training")  # below the fold, drawn when `open` names them
 TEMPS = (0.0, 0.7, 1.2)  # the branches' temperatures: greedy, a little, a lot
 MAX_TARGET_CHARS = 16  # the attribution's character (one token; a Hub model's token may be a few characters)
 
@@ -93,20 +94,6 @@ def top_p_param() -> Param:
         return value
 
     return Param("top_p", None, parse, lambda v: "none" if v is None else dump_float(v), 0.0, 1.0)
-
-
-def sections_param() -> Param:
-    """The sections a link opens: a comma list of SECTIONS (empty or none: none); unknown names dropped (and said)."""
-
-    def parse(raw: str) -> list[str]:
-        items = [s.strip().lower() for s in str(raw).split(",") if s.strip()]
-        items = [s for s in items if s not in NONE_WORDS]
-        good = [s for s in SECTIONS if s in items]
-        if len(good) < len(set(items)):
-            raise Invalid("not_choice", good, options=", ".join(SECTIONS))
-        return good
-
-    return Param("open", [], parse, dump_list, options=SECTIONS)
 
 
 def temps_param() -> Param:
@@ -165,7 +152,7 @@ def _lm() -> tuple[Param, ...]:
         int_param("step", LAST, LAST, MAX_STEP),  # a checkpoint; another is replaced by the nearest (the page)
         optional_int_param("top_k", 1, MAX_LM_TOP_K),  # none: no cut; below 1 is none (and said)
         top_p_param(),
-        sections_param(),
+        open_param(SECTIONS),
         text_param("target", "", MAX_TARGET_CHARS),  # "": the predicted character
         temps_param(),
         text_param("branch", "", MAX_TEXT_CHARS),

@@ -13,7 +13,7 @@ from attnlab.limits import (
     MAX_STEP,
     TRAINED_MAX_SYMBOLS,
 )
-from attnlab.params import Param, choice_param, int_param, optional_int_param, text_param
+from attnlab.params import Param, choice_param, int_param, open_param, optional_int_param, text_param
 
 DECODER_MODELS = {"2l": "induction-2l", "1l": "induction-1l"}  # the URL's short name -> the shipped recipe
 LAST = -1  # the decoder's `step=-1`: the last checkpoint
@@ -51,6 +51,7 @@ def _decoder() -> tuple[Param, ...]:
         choice_param("into", "k", ("q", "k", "v")),
         optional_int_param("window", 1, TRAINED_MAX_SYMBOLS + 1),  # the stepper's window cache (+1: the marker)
         int_param("sinks", 0, 0, TRAINED_MAX_SYMBOLS),  # tokens it keeps from the start (contract 14)
+        open_param(("table",)),  # every position's guesses, folded until opened (`attnlab.ui.app.fold`)
     )
 
 

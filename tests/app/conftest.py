@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 import zlib
@@ -32,6 +33,22 @@ def open_page(page: str = PLAYGROUND, timeout: float = 60, **query: str) -> AppT
 def texts(at: AppTest, kind: str) -> list[str]:
     """The message texts of one kind of element (warning, error, info, success)."""
     return [str(e.value) for e in getattr(at, kind)]
+
+
+PIPE = re.compile(r"(?<!\\)\|")  # a cell border: a pipe not escaped
+
+
+def markdown_tables(at: AppTest) -> list[list[list[str]]]:
+    """Every table the page drew as markdown (`attnlab.ui.app.text.markdown_table`): rows of cells, the header row
+    first, each cell as shown (markdown's escapes taken off)."""
+    tables = []
+    for block in (str(m.value) for m in at.markdown):
+        lines = block.splitlines()
+        if len(lines) < 2 or not lines[0].startswith("| ") or not set(lines[1]) <= set("|- "):
+            continue
+        rows = [PIPE.split(line.strip()[1:-1]) for i, line in enumerate(lines) if i != 1]
+        tables.append([[re.sub(r"\\(.)", r"\1", cell.strip()) for cell in row] for row in rows])
+    return tables
 
 
 def metric(at: AppTest, lang: str, key: str, **fmt) -> str:

@@ -67,6 +67,7 @@ def test_before_a_run_the_page_shows_device_settings_and_no_recordings(lang):
         "window": "128",
         "docs": "4",
         "kv_heads": "4",  # every head its own keys and values, unless asked
+        "open": "",  # a recorded file's charts and studies: folded until opened
         "lang": lang,
         "palette": "default",
     }
@@ -250,7 +251,7 @@ def test_recorded_results_are_drawn_with_their_label(no_recordings, lang):
     }
     (no_recordings / "h100-d64.json").write_text(json.dumps({"env": env, "results": rows}))
     (no_recordings / "broken.json").write_text("{not json")
-    at = visit(lang=lang)
+    at = visit(lang=lang, open="grid")  # the recorded file's charts and table, opened
     assert_clean(at)
     label = "NVIDIA H100 80GB HBM3 · torch 2.5.1+cu124 · 2025-01-02"
     assert any(label in m.value.replace("\\", "") for m in at.markdown)

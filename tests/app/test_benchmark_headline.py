@@ -64,13 +64,17 @@ def test_the_page_opens_on_the_records_headline_with_its_numbers(lang):
     head = figures(at)[0]  # the first chart on the page, drawn before anyone pressed Run
     assert head["layout"]["title"]["text"] == "NVIDIA H200" and "_bench.last_run" not in at.session_state
     assert [s["y0"] for s in head["layout"]["shapes"]] == [989.4, 989.4]  # the device's peak in both panels
+    assert len(figures(at)) == 1 and at.query_params["open"] == ""  # the grid and the studies: folded (issue 61)
+    at.session_state["bench.open.grid"] = True  # opened
+    at.run()
+    assert at.query_params["open"] == "grid"
     time = next(f for f in figures(at) if f["layout"]["title"]["text"] == catalog(lang)["benchmark.time_title"])
     names = [tr["name"].split(" (")[0] for tr in time["data"]]
     assert len(names) == len(set(names)) == 7  # the recorded grid, one slice: a line per implementation
 
 
 def test_the_records_float32_rows_say_why_in_one_sentence_with_pytorchs_text_behind_a_disclosure():
-    at = open_page(PAGE, lang="en", rdtype="float32")
+    at = open_page(PAGE, lang="en", rdtype="float32", open="grid")
     assert_clean(at)
     infos = [i for i in texts(at, "info") if "did not run" in i]
     assert infos == [
@@ -105,7 +109,7 @@ def test_an_uploaded_file_stands_beside_the_records_headline(lang):
 
 
 def test_the_filters_pick_one_slice_and_keep_what_was_taken_off():
-    at = open_page(PAGE, lang="en")
+    at = open_page(PAGE, lang="en", open="grid")
     at.multiselect(key="bench.rec.impls").unselect("tiled").run()
     at.selectbox(key="bench.rec.mask").set_value("causal").run()
     assert_clean(at)

@@ -107,7 +107,7 @@ def test_a_recorded_file_shows_its_studies_and_one_without_says_so(folder, lang)
     rows += [rec_row(i, 8192, ms, kv=kv, mode="compiled" if i == "flex" else None) for i, kv, ms in kv_rows]
     env = {"torch": "2.13.0+cu128", "device_name": "NVIDIA H100 80GB HBM3", "date": "2026-11-25T09:00:00+00:00"}
     (folder / "h100.json").write_text(json.dumps({"env": env, "results": rows}))
-    at = open_page(PAGE, lang=lang, rdtype="bfloat16")
+    at = open_page(PAGE, lang=lang, rdtype="bfloat16", open="studies")
     assert_clean(at)
     figs = figures(at)
     window = next(f for f in figs if len(f["data"]) == 2 and "shapes" in f["layout"])
@@ -119,7 +119,7 @@ def test_a_recorded_file_shows_its_studies_and_one_without_says_so(folder, lang)
     kv_time = next(f for f in figs if f["layout"]["xaxis"].get("ticktext") == ["2", "16"])
     assert set(by_name(kv_time)) == {"sdpa", "flex"}
     (folder / "h100.json").write_text(json.dumps({"env": env, "results": [rec_row("sdpa", 8192, 2.9)]}))
-    at = open_page(PAGE, lang=lang)
+    at = open_page(PAGE, lang=lang, open="studies")
     assert cat["benchmark.modern_none_file"] in texts(at, "info")  # older recordings: said plainly, nothing drawn
 
 

@@ -56,7 +56,7 @@ def upload(at, name: str, data: bytes):
 def test_a_good_file_is_drawn_with_its_label_and_beside_the_recorded_run(folder, lang):
     other = {**ENV, "device_name": "NVIDIA A100-SXM4-80GB", "peak_tflops": {"bfloat16": 312.0}}
     (folder / "a100.json").write_text(json.dumps({"env": other, "results": [row("sdpa", 4096, 1.2)]}))
-    at = upload(open_page(PAGE, lang=lang, **SETTINGS), "h100.json", GOOD)
+    at = upload(open_page(PAGE, lang=lang, open="grid", **SETTINGS), "h100.json", GOOD)
     assert_clean(at)
     cat = catalog(lang)
     assert not texts(at, "error")

@@ -6,14 +6,14 @@ from streamlit.testing.v1 import AppTest
 
 from attnlab.anatomy.cross import CrossConfig, run_cross
 
-from .conftest import assert_clean, open_page, texts
+from .conftest import assert_clean, markdown_tables, open_page, texts
 
 PAGE = "views/cross.py"
 
 
 def visit(**query: str) -> AppTest:
-    """A visitor of this page's URL with `query`."""
-    return open_page(PAGE, **query)
+    """A visitor of this page's URL with `query`, sections 4 and 5 open unless the link says (folded until opened)."""
+    return open_page(PAGE, **{"open": "bottleneck,check", **query})
 
 
 def charts(at: AppTest) -> int:
@@ -29,8 +29,11 @@ def test_default_page_in_both_languages(lang):
     )
     assert charts(at) == 6
     assert len(texts(at, "success")) == 1 and not texts(at, "warning")
+    folded = open_page(PAGE, lang=lang)  # the default link: sections 4 and 5 folded under their titles
+    assert charts(folded) == 5 and not markdown_tables(folded) and folded.query_params["open"] == ""
+    assert [box.label.split(".")[0] for box in folded.main.expander] == ["4", "5"]
     assert at.query_params["pad"] == "4,5" and at.query_params["causal"] == "true"
-    assert len(at.dataframe) == 2  # the bottleneck table and the check against PyTorch
+    assert len(markdown_tables(at)) == 2 and not at.dataframe  # the bottleneck and the check: markdown, no data grid
 
 
 def test_url_state_gives_the_same_bottleneck_numbers():
@@ -38,8 +41,8 @@ def test_url_state_gives_the_same_bottleneck_numbers():
     at = visit(**query)
     assert_clean(at)
     result = run_cross(CrossConfig("the cat sat", "le chat est assis", False, (1,), 6, 3, 5))
-    table = at.dataframe[0].value
-    assert list(table.iloc[:, 1]) == [f"{d:.3f}" for d in result.bottleneck.distance.tolist()]
+    header, *rows = markdown_tables(at)[0]
+    assert header[1] == "|c_i − c|" and [row[1] for row in rows] == [f"{d:.3f}" for d in result.bottleneck.distance]
     assert {k: at.query_params[k] for k in query} == query
     assert at.multiselect(key="cross.pad").value == [1]
 
@@ -51,7 +54,7 @@ def test_padding_that_hides_every_source_token(lang):
     assert len(warnings) == 2  # the mask hides everything; every row saw nothing
     assert any(("0" in w and ("output" in w or "输出" in w)) for w in warnings)
     assert len(texts(at, "info")) == 2  # no fixed context; nn.MultiheadAttention gives NaN here
-    assert "NaN" in at.dataframe[0].value.to_string()
+    assert "NaN" in [row[1] for row in markdown_tables(at)[0]]  # the check's max |Δ| for nn.MultiheadAttention
 
 
 def test_empty_texts_are_named_and_kept(lang):

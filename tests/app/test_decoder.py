@@ -227,3 +227,19 @@ def test_the_explanation_states_the_weight_computed_now(lang):
     said = " ".join(m.value for m in at.markdown)
     assert catalog(lang)[key].split("{")[0] in said
     assert f"{found.weight:.2f}" in said and f"{found.layer + 1}.{found.head + 1}" in said
+
+
+def test_every_positions_guesses_wait_folded_and_are_the_models_once_opened(lang):
+    at = open_page(PAGE, lang=lang, model="2l", seq=SEQ)
+    assert not at.dataframe and at.query_params["open"] == ""  # no data grid on the first visit (issue 61)
+    assert at.main.expander[0].label == catalog(lang)["decoder.table_title"].format(n=len(SEQ.split()))
+    at.session_state["decoder.open.table"] = True
+    at.run()
+    assert_clean(at)
+    decoder, symbols = trained.load("induction-2l"), SEQ.split()
+    run = decoder.run(symbols)
+    preds = predictions(np.asarray(run.probs), run.tokens, symbols, decoder.vocab)
+    table = at.dataframe[0].value
+    guess = catalog(lang)["decoder.col_guess"].format(k=1)
+    assert list(table[guess]) == [f"{p.top[0][0]} {p.top[0][1]:.2f}" for p in preds]
+    assert at.query_params["open"] == "table"

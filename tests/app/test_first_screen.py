@@ -87,3 +87,48 @@ def test_every_run_opens_with_the_preload_before_any_other_element():
         assert first.type == "html" and first.proto.unsafe_allow_javascript
         assert plotly_module() in first.proto.body
         at.run()
+
+
+# Pages that send a new visitor their first chart before the rest (`first_screen.hold`, issue 61), and how many charts
+# the first run sends: the first screen's.
+HELD = {
+    "multihead": 2,  # section 1: W_Q's owners and W_Q
+    "cross": 2,  # the decoder's masked scores and weights
+    "neuron": 2,  # q_i and K
+    "decoder": 2,  # every head's map, one chart per layer
+    "soft-dictionary": 2,  # the weights and the key plane
+    "scaling": 1,
+    "positions": 4,  # the shuffle's four
+    "rope": 1,
+    "masking": 1,
+    "cost": 2,  # the live run's time and memory
+    "tiled": 2,  # this step's tile and the full matrix
+    "benchmark": 1,  # the recorded headline
+}
+
+
+@pytest.mark.parametrize("url_path", list(HELD))
+def test_a_page_sends_a_new_visitor_its_first_chart_then_the_rest(url_path):
+    at = app_test(drawn=False, url_path=url_path)
+    at.query_params["lang"] = "en"
+    at.run()
+    assert_clean(at)
+    first = figures(at)
+    assert len(first) == HELD[url_path]
+    assert catalog("en")["common.more_coming"] in [str(c.value) for c in at.caption] and signal(at)
+    elements = len(list(at.main))
+    at.session_state[DRAWN] = True  # what the trigger's callback does once the browser has drawn a chart
+    at.run()
+    assert_clean(at)
+    every = figures(at)
+    assert every[: len(first)] == first  # the same first charts, then the rest: more charts, or more elements
+    assert len(every) > len(first) or len(list(at.main)) > elements
+    assert catalog("en")["common.more_coming"] not in [str(c.value) for c in at.caption] and not signal(at)
+
+
+def test_a_run_that_has_sent_no_chart_holds_nothing_back(tmp_path, monkeypatch):
+    """The Benchmark without recorded runs has no headline chart: there is nothing to wait for, so it sends it all."""
+    monkeypatch.setattr("attnlab.bench.results.DEFAULT_RESULTS_DIR", tmp_path)
+    at = app_test(drawn=False, url_path="benchmark").run()
+    assert_clean(at)
+    assert not figures(at) and not signal(at) and at.get("multiselect")  # the controls came in the first run

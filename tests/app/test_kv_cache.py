@@ -34,6 +34,11 @@ def test_defaults_show_llama_3_8bs_cache_the_chart_and_the_mla_from_the_library(
     for trace, key in zip(curves, kinds, strict=True):
         np.testing.assert_allclose(_decode(trace["x"]), tokens)
         np.testing.assert_allclose(_decode(trace["y"]), [max(y, 1.0) for y in expected[key]])
+    assert len(at.get("plotly_chart")) == 1 and at.main.expander[-1].label == cat["kvcache.mla_title"]
+    at.session_state["kv.open.mla"] = True  # MLA's steps, folded until opened (issue 61)
+    at.run()
+    assert_clean(at)
+    assert at.query_params["open"] == "mla"
     weights = MLAWeights.random(32, 4, 16, 8, 4, 8, seed=0)
     x = torch.randn(6, 32, generator=torch.Generator().manual_seed(0))
     plain, folded = mla_steps(x, weights, 4), mla_steps(x, weights, 4, absorbed=True)

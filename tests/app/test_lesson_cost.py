@@ -9,7 +9,7 @@ import pytest
 from attnlab.lessons import cost
 from attnlab.ui.app.i18n import catalog
 from tests.app.charts import figures
-from tests.app.conftest import assert_clean, metric, open_page, texts
+from tests.app.conftest import assert_clean, markdown_tables, metric, open_page, texts
 
 
 @pytest.fixture
@@ -19,9 +19,17 @@ def gpu_dir(tmp_path, monkeypatch):
     return tmp_path
 
 
+def rnn_table(at) -> list[list[str]]:
+    """The RNN section's table (markdown): steps, path length and work, for the RNN and for attention."""
+    return [row[1:] for row in markdown_tables(at)[-1][1:]]
+
+
 def test_cost_live_slopes_and_no_invented_gpu_numbers(lang, gpu_dir):
     at = open_page("views/cost.py", lang=lang)
     assert_clean(at)
+    assert not at.dataframe and at.query_params["open"] == ""  # the live numbers' table: folded until opened
+    at.session_state["lcost.open.table"] = True
+    at.run()
     lens = cost.seq_lens(128, 2048)
     assert [int(x) for x in at.dataframe[0].value.iloc[:, 0]] == lens
     counted = [3 * t * t * 4 + t * 64 * 4 for t in lens]
@@ -31,21 +39,21 @@ def test_cost_live_slopes_and_no_invented_gpu_numbers(lang, gpu_dir):
     assert float(metric(at, lang, "lesson_cost.slope_time")) == pytest.approx(fitted, abs=0.02)  # fitted, not typed
     assert catalog(lang)["lesson_cost.gpu_none"] in texts(at, "info")
     assert len(at.get("plotly_chart")) == 3  # time, memory, RNN: no GPU chart without recorded data
-    assert at.dataframe[1].value.values.tolist() == [["512", "1"], ["511", "1"], ["2.68e+08", "5.37e+08"]]
+    assert rnn_table(at) == [["512", "1"], ["511", "1"], ["2.68e+08", "5.37e+08"]]
 
 
 def test_cost_widgets_and_shared_url(gpu_dir):
-    at = open_page("views/cost.py", lang="en", t_min="2048", t_max="16", d="7", rnn_t="40", rnn_d="64")
+    at = open_page("views/cost.py", lang="en", t_min="2048", t_max="16", d="7", rnn_t="40", rnn_d="64", open="table")
     assert_clean(at)
     assert len(texts(at, "warning")) == 1 and "d=7" in texts(at, "warning")[0]
     assert catalog("en")["lesson_cost.swapped"] in texts(at, "info")
     assert [int(x) for x in at.dataframe[0].value.iloc[:, 0]] == [16, 32, 64, 128, 256, 512, 1024, 2048]
-    assert at.dataframe[1].value.values.tolist()[:2] == [["40", "1"], ["39", "1"]]
+    assert rnn_table(at)[:2] == [["40", "1"], ["39", "1"]]
     at.number_input(key="lcost.rnn_t").set_value(1000)
     at.number_input(key="lcost.t_min").set_value(64)
     at.number_input(key="lcost.t_max").set_value(256)
     at.run()
-    assert at.dataframe[1].value.values.tolist()[1] == ["999", "1"]  # path length, first to last token
+    assert rnn_table(at)[1] == ["999", "1"]  # path length, first to last token
     assert [int(x) for x in at.dataframe[0].value.iloc[:, 0]] == [64, 128, 256]
     assert at.query_params["rnn_t"] == "1000" and at.query_params["d"] == "8"
 

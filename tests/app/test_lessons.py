@@ -169,6 +169,7 @@ def test_positions_shared_url_with_pe_and_exact_sinusoids():
         pe="true",
         n_pos="6",
         pe_d="10",
+        open="values",  # the first values' table, folded until opened
     )
     assert_clean(at)
     tokens = ["I", "like", "green", "tea"]
@@ -210,6 +211,10 @@ def table_rows(at, index: int) -> list[list]:
 def test_masking_causal_rows_and_float16_refuses_minus_1e9(lang):
     at = open_page("views/masking.py", lang=lang)
     assert_clean(at)
+    assert not at.dataframe and at.query_params["open"] == ""  # both tables folded until opened (issue 61)
+    at.session_state["lmask.open.rows"] = at.session_state["lmask.open.fills"] = True
+    at.run()
+    assert at.query_params["open"] == "rows,fills"
     cat = catalog(lang)
     tokens = ["<BOS>", "I", "like", "you", "<EOS>"]
     check = masking.parallel_vs_sequential(tokens)
@@ -251,13 +256,16 @@ def test_masking_widgets_pick_a_combination():
         "blank": "none",
         "dtype": "bfloat16",
         "fill": "-1e9",
+        "open": "",
         "lang": "en",
         "palette": "default",
     }
 
 
 def test_masking_shared_url_and_bad_values():
-    at = open_page("views/masking.py", lang="zh", text="a b c", blank="first", dtype="float64", fill="-inf")
+    at = open_page(
+        "views/masking.py", lang="zh", text="a b c", blank="first", dtype="float64", fill="-inf", open="rows"
+    )
     assert_clean(at)
     assert len(texts(at, "warning")) >= 1 and "dtype=float64" in texts(at, "warning")[0]
     assert metric(at, "zh", "lesson_masking.blank_naive") == "NaN"  # float16 (the fallback) with -inf

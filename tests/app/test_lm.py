@@ -133,7 +133,7 @@ def test_one_heads_stages_are_the_models_own(run, lang):
 
 
 def test_the_sink_curves_are_the_streamed_losses(run, lang):
-    at = open_page(PAGE, lang=lang, model=run, text=TEXT, window="16", sinks="2")
+    at = open_page(PAGE, lang=lang, model=run, text=TEXT, window="16", sinks="2", open="sinks")  # folded till opened
     assert_clean(at)
     lm = lmlib.load(run)
     ids = tuple(lm.encode(texts.held_out(texts.language_of(lm, lang))))  # the passage its vocabulary knows best

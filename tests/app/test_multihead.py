@@ -8,17 +8,19 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from attnlab.anatomy.heads import multi_head_with_torch
+from attnlab.links.explore import MULTIHEAD_SECTIONS
 from attnlab.pipeline import LabConfig, run_lab
 from attnlab.testing import app_test
 
-from .conftest import assert_clean, open_page, texts
+from .conftest import assert_clean, markdown_tables, open_page, texts
 
 PAGE = "views/multihead.py"
+EVERY_SECTION = ",".join(MULTIHEAD_SECTIONS)  # sections 4 to 10, folded until opened (issue 61)
 
 
 def visit(page: str = PAGE, **query: str) -> AppTest:
-    """A visitor of `/<page>?<query>`."""
-    return open_page(page, **query)
+    """A visitor of `/<page>?<query>`, with every folded section open unless the link says which."""
+    return open_page(page, **{"open": EVERY_SECTION, **query})
 
 
 def charts(at: AppTest) -> int:
@@ -118,38 +120,41 @@ def test_full_size_heads_that_do_not_divide_in_the_link_are_named():
 BIG = " ".join(f"w{i}" for i in range(64))  # 64 tokens
 
 
-def test_the_largest_page_folds_sections_4_to_10_and_draws_one_when_opened(lang):
-    """At 64 tokens x d_model 64 sections 4 to 10 wait, folded under their titles, for a click: the page draws its
-    first three sections' 5 charts, and an opened section its own (section 6: W_QKV and the fused check)."""
-    at = visit(text=BIG, d_model="64", heads="64", causal="true", lang=lang)
+def test_the_default_link_folds_sections_4_to_10_and_an_opened_one_joins_the_link(lang):
+    """Sections 4 to 10 wait, folded under their titles, for a click: the default link draws the first three sections'
+    5 charts; an opened section draws its own (section 6: W_QKV and the fused check), stays open and is named in the
+    link, and a link that names it opens it."""
+    at = open_page(PAGE, lang=lang)
     assert_clean(at)
-    assert charts(at) == 5
+    assert charts(at) == 5 and not texts(at, "success") and at.query_params["open"] == ""
     labels = [box.label for box in at.main.expander]
     assert [label.split(".")[0] for label in labels] == [str(n) for n in range(4, 11)]
-    assert ("64" in texts(at, "info")[0]) and not texts(at, "success")
-    at.session_state["mh.open6"] = True
+    at.session_state["mh.open.fused"] = True
     at.run()
     assert_clean(at)
     assert charts(at) == 6 and len(texts(at, "success")) == 1  # W_QKV, and the fused product's check
     at.run()
-    assert charts(at) == 6  # it stays open
+    assert charts(at) == 6 and at.query_params["open"] == "fused"  # it stays open, and the link says so
+    shared = open_page(PAGE, lang=lang, open="fused")
+    assert charts(shared) == 6 and len(texts(shared, "success")) == 1
+
+
+def test_a_link_that_opens_an_unknown_section_says_so_and_opens_the_known_ones():
+    at = open_page(PAGE, open="fused,nope")
+    assert_clean(at)
+    assert any("`open=fused,nope`" in w for w in texts(at, "warning"))
+    assert charts(at) == 6 and at.query_params["open"] == "fused"
 
 
 def test_a_folded_sections_settings_stay_in_the_link_and_reach_pytorchs_check():
     """Dropout's p and seed, from a link, while section 7 is shut: kept in the link, and used by section 8."""
-    query = dict(text=BIG, d_model="64", heads="8", causal="true", p="0.25", dseed="5")
+    query = dict(text=BIG, d_model="64", heads="8", causal="true", p="0.25", dseed="5", open="")
     at = visit(**query)
     at.run()
     assert {k: at.query_params[k] for k in query} == query
-    at.session_state["mh.open8"] = True
+    at.session_state["mh.open.torch"] = True
     at.run()
     assert_clean(at)
-    what = at.dataframe[0].value.iloc[:, 0].tolist()  # the check table's first column: what was compared
-    assert "nn.MultiheadAttention" in at.dataframe[0].value.iloc[0, 1] and "dropout p = 0.25" in what[0]
-    assert {k: at.query_params[k] for k in query} == query
-
-
-def test_a_smaller_page_folds_nothing():
-    at = visit(text=" ".join(["word"] * 31), d_model="64", heads="8")  # 31 x 64 = 1,984 cells
-    assert_clean(at)
-    assert not at.main.expander and charts(at) == 15
+    _, *rows = markdown_tables(at)[0]  # the check table: what was compared ↔ against what, max |Δ|
+    assert "nn.MultiheadAttention" in rows[0][0] and "dropout p = 0.25" in rows[0][0]
+    assert {k: at.query_params[k] for k in query} == query | {"open": "torch"}

@@ -35,7 +35,7 @@ def table_columns(at) -> dict[str, list[str]]:
 
 
 def test_gqa_section_defaults_are_compares_numbers(lang):
-    at = open_page(PAGE, lang=lang)
+    at = open_page(PAGE, lang=lang, open="gqa")  # the section, folded until opened
     assert_clean(at)
     result = run_lab(LabConfig())
     found = compare(result.x, result.weights, 4, 2)
@@ -62,7 +62,7 @@ def test_gqa_section_defaults_are_compares_numbers(lang):
 
 
 def test_gqa_bad_link_is_replaced_and_said_and_a_prime_head_count_says_why_gqa_is_gone():
-    at = open_page(PAGE, lang="zh", gqa_h="3", gqa_kv="5")
+    at = open_page(PAGE, lang="zh", gqa_h="3", gqa_kv="5", open="gqa")
     assert_clean(at)
     said = " ".join(texts(at, "warning"))
     assert "`gqa_h=3`" in said and "`gqa_kv=5`" in said  # 3 does not divide d_model 8; 5 does not divide 2

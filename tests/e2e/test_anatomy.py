@@ -35,7 +35,7 @@ PULSES = """() => {
 
 
 def test_multihead_renders_in_chinese_and_dropout_adds_a_chart(page, server):
-    open_app(page, server, "/multihead?lang=zh&heads=2")
+    open_app(page, server, "/multihead?lang=zh&heads=2&open=resplit,concat,fused,dropout,torch,full,gqa")  # all open
     assert chart_count(page) == 15 and no_exception(page)  # 12, and the MHA / GQA / MQA comparison's 3
     text = main_text(page)
     assert "拆开看多头注意力" in text and "与 PyTorch 一致" in text
@@ -43,11 +43,12 @@ def test_multihead_renders_in_chinese_and_dropout_adds_a_chart(page, server):
     box.fill("0.5")
     rerun(page, lambda: box.press("Enter"))
     assert "p=0.5" in page.url and "heads=2" in page.url and "lang=zh" in page.url  # a rerun keeps the language
+    assert "open=resplit%2Cconcat%2Cfused%2Cdropout%2Ctorch%2Cfull%2Cgqa" in page.url  # and the open sections
     assert chart_count(page) == 16 and no_exception(page)
 
 
 def test_cross_link_with_every_source_token_padded(page, server):
-    open_app(page, server, "/cross?src=a+b&tgt=x+y+z&pad=0,1&lang=en")
+    open_app(page, server, "/cross?src=a+b&tgt=x+y+z&pad=0,1&lang=en&open=bottleneck,check")
     assert no_exception(page)
     text = main_text(page)
     assert "hides every source token" in text and "saw nothing" in text

@@ -17,6 +17,9 @@ from urllib.parse import quote
 
 import pytest
 
+from attnlab.links.bench import BENCH_FOLDS
+from attnlab.links.explore import CROSS_SECTIONS, MULTIHEAD_SECTIONS
+from attnlab.links.lm import LM_FOLDS
 from attnlab.testing import rerun, serve_app, settle, watch
 from attnlab.ui.app.registry import PAGES
 from tests.e2e.conftest import HAVE_CHROMIUM, _no_browser
@@ -28,7 +31,17 @@ PHONE, PROJECTOR = (390, 844), (1280, 720)
 MODERN = "/?text=" + quote("<BOS> 我 喜欢 你 ， 你 也 喜欢 我 <EOS>").replace("%20", "+")
 MODERN += "&heads=4&kv_heads=2&rope=half&mask=window&window=3&d_model=16"
 DEFAULTS = ["/" + spec.url_path for spec in PAGES]  # every registered page's default link, new pages too
-LINKS = [DEFAULTS[0], MODERN, *DEFAULTS[1:]]  # the Playground's two first: a size is changed on a lighter page
+# Pages whose later sections wait folded until opened (issue 61), with every one open: the charts of the default link
+# and those of its folded sections, laid out as the default link lays them out
+OPENED = {
+    "/multihead": "/multihead?open=" + ",".join(MULTIHEAD_SECTIONS),
+    "/cross": "/cross?open=" + ",".join(CROSS_SECTIONS),
+    "/lm": "/lm?open=" + ",".join(LM_FOLDS),
+    "/kv-cache": "/kv-cache?open=mla",
+    "/benchmark": "/benchmark?open=" + ",".join(BENCH_FOLDS),
+}
+# the Playground's two first: a size is changed on a lighter page
+LINKS = [DEFAULTS[0], MODERN, *(OPENED.get(link, link) for link in DEFAULTS[1:])]
 PRESENTER = "/present?text=%3CBOS%3E+I+like+you+%3CEOS%3E&heads=2&kv_heads=1&rope=half"
 # The same options with tokens that are HTML ("<img", "src=x>", "<b>hi</b>"): every step must write them as text.
 HOSTILE_PRESENTER = PRESENTER.replace("I+like+you", "%3Cimg+src%3Dx%3E+%3Cb%3Ehi%3C%2Fb%3E+you")
@@ -37,7 +50,7 @@ CHART_SHOWN_PX = 200  # of a step's first chart, at least this much is above the
 PHONE_BAND = 340  # the chart width band a 390-px phone's page reports (`figures.screen.BANDS`)
 # Pages whose legends the tour must find, so that a check of none cannot pass: the number of charts with a legend on
 # the default link. The Benchmark's: the recorded GPU run's headline, its three charts and its two studies (issue 50).
-LEGENDS = {"/benchmark": 5}
+LEGENDS = {OPENED["/benchmark"]: 5}
 
 LAID_OUT = """() => [...document.querySelectorAll('[data-testid="stPlotlyChart"]')].every(el => {
   const svg = el.querySelector('.main-svg');

@@ -20,7 +20,7 @@ SIDEWAYS = """() => [document.documentElement, document.querySelector('[data-tes
 
 def test_on_a_phone_nothing_scrolls_sideways_and_a_tapped_character_shows_its_prediction(page, server):
     page.set_viewport_size(PHONE)
-    open_app(page, server, "/lm?lang=zh")
+    open_app(page, server, "/lm?lang=zh&open=sinks,training")  # the sections below the fold opened too
     assert no_exception(page)
     assert page.evaluate(SIDEWAYS) == []  # the page, its main column, its content: none wider than it shows
     charts = page.locator('[data-testid="stPlotlyChart"]').count()

@@ -16,7 +16,12 @@ from attnlab.ui.app.i18n import t
 
 FIRST_SCREEN = 2  # stages sent before the browser has drawn a chart: a 1000-px-tall window shows less than two
 DRAWN = "app.chart_drawn"  # session flag: this session's browser has drawn a chart
-FALLBACK_MS = 6000  # ask for the rest anyway when no chart is drawn by then (a chart that failed, say)
+SENT = "app.charts_sent"  # how many charts this run has sent so far (`new_run`, `sent`)
+# Ask for the rest anyway when no chart is drawn FALLBACK_MS after one began drawing (a chart that failed, say), or
+# LATEST_MS after the script mounted: a phone 4x slower than a laptop spends seconds loading the chart library before
+# any chart begins, and a rest asked for while its first chart draws arrives in the same task (issue 61).
+FALLBACK_MS = 6000
+LATEST_MS = 30000
 RETRY_MS = 2000  # asked, and the app idle for two of these since, yet the rest has not come: ask again
 PENDING = "data-attnlab-pending"  # on an element in the page while the rest is still to come (tests wait on it)
 
@@ -32,10 +37,11 @@ export default function ({ data, setTriggerValue }) {
     if (!asked) {
       asked = true;
       observer.disconnect();
-      clearTimeout(fallback);
       send();
     }
   };
+  const mounted = performance.now();
+  let begun = null;  // when a chart began drawing (Plotly's own element is in the page)
   // ask once a frame with the chart in it has been painted, so the rest cannot join the task that draws it
   const afterPaint = () => { frame = requestAnimationFrame(() => { frame = requestAnimationFrame(ask); }); };
   const seen = () => {
@@ -47,6 +53,9 @@ export default function ({ data, setTriggerValue }) {
   // Still mounted after asking, with the app idle for two ticks in a row: the request went astray among the
   // page's other reruns (the width probe's, say), and the rest would never come; ask again.
   const watchdog = setInterval(() => {
+    const now = performance.now();
+    if (begun === null && document.querySelector('.js-plotly-plot')) begun = now;
+    if (!asked && ((begun !== null && now - begun > data.fallback_ms) || now - mounted > data.latest_ms)) ask();
     const state = document.querySelector('[data-test-script-state]')?.getAttribute('data-test-script-state');
     idleTicks = state === 'notRunning' ? idleTicks + 1 : 0;
     if (asked && idleTicks >= 2) {
@@ -55,13 +64,11 @@ export default function ({ data, setTriggerValue }) {
     }
   }, data.retry_ms);
   const observer = new MutationObserver(seen);
-  const fallback = setTimeout(ask, data.fallback_ms);
   observer.observe(document.body, { childList: true, subtree: true });
   seen();
   return () => {
     live = false;
     observer.disconnect();
-    clearTimeout(fallback);
     clearInterval(watchdog);
     cancelAnimationFrame(frame);
   };
@@ -78,6 +85,27 @@ def _mark_drawn() -> None:
     st.session_state[DRAWN] = True
 
 
+def new_run() -> None:
+    """A run begins: no chart sent yet (the router calls this first)."""
+    st.session_state[SENT] = 0
+
+
+def sent() -> None:
+    """A chart was sent (`widgets.chart` calls this)."""
+    st.session_state[SENT] = st.session_state.get(SENT, 0) + 1
+
+
+def hold(say: str | None = None) -> bool:
+    """Whether the page stops here in this run: until the browser has drawn a chart, a page sends only what it drew
+    above this call, says the rest is coming (`say`, else `common.more_coming`) and mounts the script that asks for
+    it. Sent together, a page's charts and tables were drawn in one long task on a phone, its first chart no sooner
+    than its last (issue 61). Nothing is held in a run that has sent no chart yet: there would be none to wait for."""
+    if st.session_state.get(DRAWN) or not st.session_state.get(SENT):
+        return False
+    ask_for_the_rest(0, 1, say=say or t("common.more_coming"))
+    return True
+
+
 def ask_for_the_rest(shown: int | None, total: int, say: str | None = None) -> None:
     """When only the first stages (or sections: `say` then says what follows) were drawn: say the rest is coming,
     and mount the script that asks for it."""
@@ -89,6 +117,6 @@ def ask_for_the_rest(shown: int | None, total: int, say: str | None = None) -> N
     )
     signal(
         key="app.first_chart_signal",
-        data={"fallback_ms": FALLBACK_MS, "retry_ms": RETRY_MS},
+        data={"fallback_ms": FALLBACK_MS, "latest_ms": LATEST_MS, "retry_ms": RETRY_MS},
         on_drawn_change=_mark_drawn,
     )

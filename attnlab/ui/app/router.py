@@ -19,9 +19,10 @@ import streamlit as st
 def route() -> None:
     """One script run: page config, the chart library's preload, the app's settings, the page and its task panel, its
     link and notebook."""
-    from attnlab.ui.app import preload, warmup
+    from attnlab.ui.app import first_screen, preload, warmup
 
     st.set_page_config(page_title="attnlab", page_icon=":material/center_focus_strong:", layout="wide")
+    first_screen.new_run()
     preload.charts()  # before anything that may wait for torch
     warmup.hurry()  # and the server's warm-up back at normal priority, since this run may wait on its imports
     from attnlab.ui.app import courselink, taskpanel

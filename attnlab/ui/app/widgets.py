@@ -14,10 +14,10 @@ import streamlit as st
 
 from attnlab.figures.prebuilt import Prebuilt
 from attnlab.params import divisors
-from attnlab.ui.app import registry, toolbar
+from attnlab.ui.app import first_screen, registry, toolbar
 from attnlab.ui.app.i18n import t
 from attnlab.ui.app.state import PageState
-from attnlab.ui.app.text import md_escape
+from attnlab.ui.app.text import code, md_escape
 
 
 def keep_choice(key: str, options: Sequence, fallback: Any) -> None:
@@ -161,11 +161,18 @@ def chart(fig: go.Figure | dict, key: str) -> None:
     theme = None if isinstance(fig, Prebuilt) else "streamlit"
     fig = fig.mounted_once() if isinstance(fig, Prebuilt) else fig
     st.plotly_chart(fig, width="stretch", config=chart_config(key), key=key, theme=theme)
+    first_screen.sent()
 
 
 def shape_text(name: str, dims: Sequence[str], sizes: Sequence[int]) -> str:
     """'`Q: (T, d_k) = (5, 4)`': the symbolic and the actual shape of a matrix, as inline code."""
     return f"`{name}: ({', '.join(dims)}) = ({', '.join(str(s) for s in sizes)})`"
+
+
+def code_line(line: str) -> None:
+    """One line of code as inline code, not a code box: the first code box a visit draws has the browser load and run
+    Streamlit's 1.5 MB highlighter, which took a phone longer than a chart (issue 61)."""
+    st.markdown(code(line, limit=len(line)))
 
 
 def stage(index: int, title: str, formula: str, shape: str, note: str | None = None) -> None:

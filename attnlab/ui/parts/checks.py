@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import math
 
-import pandas as pd
 import streamlit as st
 
 from attnlab.limits import RTOL_FLOAT64, TOL_FLOAT64
 from attnlab.ui.app.i18n import t
+from attnlab.ui.app.text import markdown_table
 
 
 def fmt_diff(value: float) -> str:
@@ -21,10 +21,12 @@ def fmt_diff(value: float) -> str:
 def check_table(
     rows: list[tuple[str, str, float]], size: float, pair: tuple[float, float] = (TOL_FLOAT64, RTOL_FLOAT64)
 ) -> None:
-    """A small table of (what, compared with, max |Δ|) with a pass/fail line above it.
+    """A small table of (what ↔ compared with, max |Δ|) with a pass/fail line above it.
 
     Allowed: the pair's floor plus its relative part of `size`, the largest |value| compared (`attnlab.tolerance`):
-    an edited weight of 1000 makes values whose last bits no other summation order keeps.
+    an edited weight of 1000 makes values whose last bits no other summation order keeps. Markdown, not a data grid,
+    whose scripts (about 1.2 MB) cost a phone's first visit more than a chart (issue 61); two columns, so that a
+    phone's 358 px wrap the words and never a number.
     """
     tol = pair[0] + pair[1] * size
     finite = [err for *_, err in rows if not math.isnan(err)]
@@ -32,11 +34,8 @@ def check_table(
         st.success(t("anatomy.check_pass", tol=f"{tol:.1e}"), icon=":material/check_circle:")
     elif finite:
         st.error(t("anatomy.check_fail", tol=f"{tol:.1e}"), icon=":material/error:")
-    frame = pd.DataFrame(
-        [(what, against, fmt_diff(err)) for what, against, err in rows],
-        columns=[t("anatomy.col_what"), t("anatomy.col_against"), "max |Δ|"],
-    )
-    st.dataframe(frame, hide_index=True, width="stretch")
+    header = (f"{t('anatomy.col_what')} ↔ {t('anatomy.col_against')}", "max |Δ|")
+    st.markdown(markdown_table(header, [(f"{what} ↔ {against}", fmt_diff(err)) for what, against, err in rows]))
 
 
 def head_name(h: int) -> str:

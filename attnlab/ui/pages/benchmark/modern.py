@@ -155,8 +155,9 @@ def _with_kv(row: ResultRow, kv: int) -> ResultRow:
     return replace(row, kv_heads=kv)
 
 
-def studies(rows: Sequence[ResultRow], key: str, recorded: bool) -> None:
-    """The sliding-window and grouped-heads studies these rows hold; a plain word when they hold none."""
+def studies(rows: Sequence[ResultRow], key: str, recorded: bool, heading: bool = True) -> None:
+    """The sliding-window and grouped-heads studies these rows hold; a plain word when they hold none. `heading`:
+    under their own title (not where a folded section's title already names them)."""
     windows, kvs = window_studies(rows), kv_studies(rows)
     if not windows and not kvs:
         if recorded:
@@ -164,7 +165,8 @@ def studies(rows: Sequence[ResultRow], key: str, recorded: bool) -> None:
         else:
             st.caption(t("benchmark.modern_none_live"))
         return
-    st.markdown(f"#### {t('benchmark.studies_title')}")
+    if heading:
+        st.markdown(f"#### {t('benchmark.studies_title')}")
     if windows:
         labels = {n: f"{s.first.dtype} · d={s.first.head_dim} · KV={s.first.kv_heads}" for n, s in enumerate(windows)}
         n = _pick(t("benchmark.study_pick"), f"{key}.wpick", list(labels), labels)

@@ -9,9 +9,10 @@ from attnlab.figures.lines import loglog_figure
 from attnlab.fit import loglog_slope
 from attnlab.lessons import cost as lesson
 from attnlab.limits import COST_LIVE_BUDGET_S, MAX_COST_T, MIN_COST_T
+from attnlab.ui.app import fold
 from attnlab.ui.app.i18n import t
 from attnlab.ui.app.state import PageState
-from attnlab.ui.app.text import code
+from attnlab.ui.app.text import code, markdown_table
 from attnlab.ui.app.widgets import chart, number, selectbox
 
 LO, HI = MIN_COST_T, MAX_COST_T
@@ -62,7 +63,15 @@ def live_charts(run: lesson.LiveRun, time_slope: float | None, mem_slope: float 
 
 
 def live_table(run: lesson.LiveRun) -> None:
-    """Every measured T with its median, p20/p80, repetitions and bytes."""
+    """Every measured T with its median, p20/p80, repetitions and bytes, folded until opened (`fold.section`): six
+    columns are too wide for a phone as markdown, and a data grid's scripts cost a phone more than a chart."""
+    with fold.section(PAGE, "table", t("lesson_cost.table_title"), icon=":material/table:") as drawn:
+        if drawn:
+            numbers(run)
+
+
+def numbers(run: lesson.LiveRun) -> None:
+    """The live run's numbers as a table."""
     columns = {
         "col_t": [p.seq_len for p in run.points],
         "col_median": [round(p.median_ms, 4) for p in run.points],
@@ -163,15 +172,13 @@ def rnn_section() -> None:
     number(PAGE, "rnn_d", t("lesson_cost.rnn_d"), where=cols[1], help=t("lesson_cost.rnn_d_help"))
     rnn_t, rnn_d = PAGE["rnn_t"], PAGE["rnn_d"]
     r = lesson.rnn_vs_attention(rnn_t, rnn_d)
-    rows = [t("lesson_cost.rnn_steps"), t("lesson_cost.rnn_path"), t("lesson_cost.rnn_flops")]
-    frame = pd.DataFrame(
-        {
-            t("lesson_cost.rnn_name"): [str(r.rnn_steps), str(r.rnn_path), f"{r.rnn_flops:.3g}"],
-            t("lesson_cost.attn_name"): [str(r.attn_steps), str(r.attn_path), f"{r.attn_flops:.3g}"],
-        },
-        index=rows,
-    )
-    st.dataframe(frame, width="stretch")
+    header = ("", t("lesson_cost.rnn_name"), t("lesson_cost.attn_name"))
+    rows = [
+        (t("lesson_cost.rnn_steps"), str(r.rnn_steps), str(r.attn_steps)),
+        (t("lesson_cost.rnn_path"), str(r.rnn_path), str(r.attn_path)),
+        (t("lesson_cost.rnn_flops"), f"{r.rnn_flops:.3g}", f"{r.attn_flops:.3g}"),
+    ]
+    st.markdown(markdown_table(header, rows))  # markdown, not a data grid (see `live_table`)
     names = {
         "steps_title": t("lesson_cost.rnn_chart_steps"),
         "flops_title": t("lesson_cost.rnn_chart_flops"),

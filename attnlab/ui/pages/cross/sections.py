@@ -3,7 +3,6 @@
 import math
 
 import numpy as np
-import pandas as pd
 import streamlit as st
 
 from attnlab import links
@@ -14,7 +13,7 @@ from attnlab.tokens import tokenize
 from attnlab.tolerance import size
 from attnlab.ui.app.i18n import t
 from attnlab.ui.app.state import PageState
-from attnlab.ui.app.text import md_escape
+from attnlab.ui.app.text import markdown_table, md_escape
 from attnlab.ui.app.widgets import chart, multiselect, shape_text, size_inputs, stage, text_input, toggle
 from attnlab.ui.parts.checks import check_table, head_name
 
@@ -144,14 +143,9 @@ def bottleneck_section(result: CrossResult) -> None:
         stacked = np.vstack([b.c.numpy()[None], b.contexts.numpy()])
         axes = dict(row_name=t("cross.context"), col_name=t("cross.dim"))
         chart(matrix_figure(stacked, rows, dim_labels(d_model), **axes), "cr.contexts")
-        frame = pd.DataFrame(
-            {
-                t("cross.target_token"): tgt,
-                "|c_i − c|": [f"{d:.3f}" for d in b.distance.tolist()],
-                "cos(c_i, c)": [f"{c:.3f}" for c in b.cosine.tolist()],
-            }
-        )
-        st.dataframe(frame, hide_index=True, width="stretch")
+        header = (t("cross.target_token"), "|c_i − c|", "cos(c_i, c)")
+        distances = zip(tgt, b.distance.tolist(), b.cosine.tolist(), strict=True)
+        st.markdown(markdown_table(header, [(tok, f"{d:.3f}", f"{c:.3f}") for tok, d, c in distances]))  # no data grid
         far = md_escape(tgt[int(b.distance.argmax())])
         st.caption(
             t("cross.bottleneck_stats", spread=f"{b.spread:.3f}", far=far, dist=f"{float(b.distance.max()):.3f}")

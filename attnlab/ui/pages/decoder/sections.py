@@ -14,6 +14,7 @@ from attnlab import links, trained
 from attnlab.figures import dim_labels, matrix_figure
 from attnlab.figures.decoder import curves_figure, layer_heads_figure
 from attnlab.limits import INDUCTION_CLEAR, MAX_DECODER_RUNS
+from attnlab.ui.app import fold
 from attnlab.ui.app.i18n import t
 from attnlab.ui.app.state import PageState
 from attnlab.ui.app.text import code
@@ -107,6 +108,14 @@ def ablated_now() -> tuple[tuple[int, int], ...]:
 
 
 def prediction_table(preds: list[Prediction]) -> None:
+    """Every position's guesses, folded until opened (`fold.section`): a table of nine columns is a data grid, whose
+    scripts, sent above the attention grid, cost a phone's first visit more than a chart (issue 61)."""
+    with fold.section(DECODER, "table", t("decoder.table_title", n=len(preds)), icon=":material/table:") as drawn:
+        if drawn:
+            guesses(preds)
+
+
+def guesses(preds: list[Prediction]) -> None:
     """Every position: the symbol, what follows, the three best guesses with their probabilities, right or wrong."""
     marks = {True: "✓", False: "✗", None: ""}
     rows = [

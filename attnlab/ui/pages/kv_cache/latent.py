@@ -16,6 +16,7 @@ from attnlab.figures import dim_labels, matrix_figure
 from attnlab.figures.kvcache import per_token_figure
 from attnlab.mla import MLASteps, MLAWeights, cache_per_token, mla_steps
 from attnlab.params import divisor_at_most
+from attnlab.ui.app import fold
 from attnlab.ui.app.i18n import t
 from attnlab.ui.app.widgets import chart, number, slider
 from attnlab.ui.pages.kv_cache.sections import PAGE
@@ -71,8 +72,15 @@ def array(x: torch.Tensor) -> np.ndarray:
 
 
 def section() -> None:
+    """MLA's steps, folded under the section's title until opened (`fold.section`): its ten charts, sent with the
+    rest, more than doubled the page's time to its first chart on a phone (issue 61)."""
+    with fold.section(PAGE, "mla", t("kvcache.mla_title"), icon=":material/compress:") as drawn:
+        if drawn:
+            steps()
+
+
+def steps() -> None:
     """X -> latent (cached) -> per-head keys and values -> the shared rotated key -> scores -> output; absorbed."""
-    st.subheader(t("kvcache.mla_title"))
     st.markdown(t("kvcache.mla_intro"))
     m = controls()
     if m.heads > 1:

@@ -39,8 +39,8 @@ def streamed(name: str, step: int | None, lang: str, window: int | None, sinks: 
 
 
 def section(lm: LanguageModel, step: int | None) -> None:
-    """The window and sinks, the three curves, what they measured, and what the last character attends to."""
-    st.subheader(t("lm.sinks_title"))
+    """The window and sinks, the three curves, what they measured, and what the last character attends to (under the
+    section's title, which its fold shows)."""
     cols = st.columns([1, 1, 2], vertical_alignment="bottom")
     number(LM, "window", t("lm.window"), where=cols[0], help=t("lm.window_help"))
     number(LM, "sinks", t("lm.sinks"), where=cols[1], help=t("lm.sinks_input_help"))

@@ -32,8 +32,8 @@ def history(name: str, steps: tuple[int, ...], lang: str) -> list[Checkpoint]:
 
 
 def section(lm: LanguageModel, step: int | None) -> None:
-    """The slider over the checkpoints, the loss curves, copying, and every head's score along training."""
-    st.subheader(t("lm.training_title"))
+    """The slider over the checkpoints, the loss curves, copying, and every head's score along training (under the
+    section's title, which its fold shows)."""
     if not lm.steps:
         st.caption(t("lm.no_training"))
         return

@@ -8,6 +8,7 @@ from attnlab.figures import matrix_figure
 from attnlab.lessons import masking as lesson
 from attnlab.limits import MAX_MASKING_TOKENS
 from attnlab.tokens import tokenize
+from attnlab.ui.app import fold
 from attnlab.ui.app.i18n import t
 from attnlab.ui.app.state import PageState
 from attnlab.ui.app.text import code
@@ -89,7 +90,9 @@ def causal_rows(tokens: list[str]) -> None:
         "col_diff": [f"{d:.2g}" for d in check.row_diff],
     }
     frame = pd.DataFrame({t(f"lesson_masking.{key}"): column for key, column in rows.items()})
-    st.dataframe(frame, hide_index=True, width="stretch")
+    with fold.section(PAGE, "rows", t("lesson_masking.rows_title"), icon=":material/table:") as drawn:
+        if drawn:  # folded until opened: a data grid's scripts cost a phone's first visit more than a chart
+            st.dataframe(frame, hide_index=True, width="stretch")
 
 
 def fill_controls() -> None:
@@ -122,8 +125,14 @@ def chosen_fill(pick: lesson.FillResult, n: int) -> None:
 
 
 def fill_values_table(table: list[lesson.FillResult], n: int) -> None:
-    """Every dtype and fill side by side."""
-    st.markdown(f"**{t('lesson_masking.table_title')}**")
+    """Every dtype and fill side by side, folded until opened (see `causal_rows`)."""
+    with fold.section(PAGE, "fills", t("lesson_masking.table_title"), icon=":material/table:") as drawn:
+        if drawn:
+            fill_rows(table, n)
+
+
+def fill_rows(table: list[lesson.FillResult], n: int) -> None:
+    """The table of every dtype and fill."""
     columns = {
         "col_dtype": [r.dtype for r in table],
         "col_fill": [fill_name(r.fill) for r in table],

@@ -1,8 +1,5 @@
 """The Multi-head page's sections: the cut into heads, every head, re-split, concat, fused QKV, dropout, PyTorch."""
 
-import contextlib
-from collections.abc import Iterator
-
 import streamlit as st
 
 from attnlab import links
@@ -20,16 +17,16 @@ from attnlab.limits import RTOL_FLOAT32, TOL_FLOAT32
 from attnlab.params import Invalid, divisors
 from attnlab.pipeline import LabResult
 from attnlab.tolerance import size
+from attnlab.ui.app import fold
 from attnlab.ui.app.i18n import t
 from attnlab.ui.app.state import PageState
 from attnlab.ui.app.text import code
-from attnlab.ui.app.widgets import chart, number, selectbox, shape_text, stage, text_input
+from attnlab.ui.app.widgets import chart, code_line, number, selectbox, shape_text, stage, text_input
 from attnlab.ui.pages.multihead import grouped
 from attnlab.ui.parts import lab
 from attnlab.ui.parts.checks import check_table, head_name
 
 PAGE = PageState("mh", links.params("mh"))
-FOLD_CELLS = 2048  # from this many tokens x d_model sections 4 to 10 start folded (the largest page: 64 x 64 = 4,096)
 
 
 def dropout_p(say: bool = True) -> float:
@@ -75,7 +72,7 @@ def reshape(result: LabResult, shown: tuple[int, ...]) -> None:
         shape_text("Q_h", ["H", "T", "d_k"], [n_heads, t_len, d_k]),
         t("multihead.reshape_note"),
     )
-    st.code("q = (x @ W_Q).view(T, H, d_k).transpose(0, 1)  # (H, T, d_k)", language="python")
+    code_line("q = (x @ W_Q).view(T, H, d_k).transpose(0, 1)  # (H, T, d_k)")
     axes = dict(row_name=t("stages.token"), col_name=t("stages.dim"))
     breaks = list(range(d_k, d_model, d_k))
     chart(matrix_figure(steps.q.numpy(), tokens, dim_labels(d_model), col_breaks=breaks, **axes), "mh.q")
@@ -277,51 +274,31 @@ def full_size_section(t_len: int) -> None:
     )
 
 
-def folds(result: LabResult) -> bool:
-    """Whether sections 4 to 10 start folded: at the largest sizes, where their 10 charts of up to 64 x 192 cells cost
-    a browser more than the rest of the page (in Chromium on a 2-core machine, without them the page at 64 tokens x
-    d_model 64 settled in 8.7 s instead of 12.6, `scripts/draw_profile.py`)."""
-    return len(result.tokens) * result.weights.d_model >= FOLD_CELLS
-
-
-@contextlib.contextmanager
-def folded(index: int, title: str, fold: bool) -> Iterator[bool]:
-    """Whether section `index` draws in this run: always, unless `fold`; then inside an expander under its title,
-    once it is open. An open one stays open for the session; its settings stay in the link while it is shut."""
-    if not fold:
-        yield True
-        return
-    box = st.expander(f"{index}. {title}", key=PAGE.key(f"open{index}"), on_change="rerun")
-    with box:
-        yield bool(box.open)
-
-
 def later_sections(result: LabResult, shown: tuple[int, ...]) -> None:
-    """Sections 4 to 10, folded at the largest sizes (`folds`), which the page then says."""
-    fold = folds(result)
-    if fold:
-        sizes = dict(t_len=len(result.tokens), d_model=result.weights.d_model)
-        st.info(t("multihead.folded", **sizes), icon=":material/unfold_more:")
-    with folded(4, t("multihead.resplit_title"), fold) as drawn:
+    """Sections 4 to 10, each folded under its title until opened (`fold.section`, kept in the link's `open`): sent
+    with the first three, their 10 charts, tables and code boxes took a phone's browser longer than the rest of the
+    page (issue 61; at 64 tokens x d_model 64 a desktop's settled in 8.7 s without them instead of 12.6)."""
+    st.caption(t("multihead.folded"))
+    with fold.section(PAGE, "resplit", f"4. {t('multihead.resplit_title')}") as drawn:
         if drawn:
             resplit_section(result)
-    with folded(5, t("multihead.concat_title"), fold) as drawn:
+    with fold.section(PAGE, "concat", f"5. {t('multihead.concat_title')}") as drawn:
         if drawn:
             concat_section(result)
-    with folded(6, t("multihead.fused_title"), fold) as drawn:
+    with fold.section(PAGE, "fused", f"6. {t('multihead.fused_title')}") as drawn:
         if drawn:
             fused_section(result)
     run = None
-    with folded(7, t("multihead.dropout_title"), fold) as drawn:
+    with fold.section(PAGE, "dropout", f"7. {t('multihead.dropout_title')}") as drawn:
         if drawn:
             run = dropout_section(result, shown)
-    with folded(8, t("multihead.torch_title"), fold) as drawn:
+    with fold.section(PAGE, "torch", f"8. {t('multihead.torch_title')}") as drawn:
         if drawn:
             torch_section(run or dropout_run(result, dropout_p(say=False)))  # section 7 says why p is off
-    with folded(9, t("multihead.full_title"), fold) as drawn:
+    with fold.section(PAGE, "full", f"9. {t('multihead.full_title')}") as drawn:
         if drawn:
             full_size_section(len(result.tokens))
-    with folded(grouped.INDEX, t("gqa.title"), fold) as drawn:
+    with fold.section(PAGE, "gqa", f"{grouped.INDEX}. {t('gqa.title')}") as drawn:
         if drawn:
             grouped.grouped_section(result, PAGE)
 

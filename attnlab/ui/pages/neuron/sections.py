@@ -10,6 +10,7 @@ from attnlab import links
 from attnlab.anatomy.neuron import TracedNeuron, thinking_machines, trace
 from attnlab.figures import dim_labels, matrix_figure, vector
 from attnlab.tolerance import size
+from attnlab.ui.app import first_screen
 from attnlab.ui.app.i18n import t
 from attnlab.ui.app.state import PageState
 from attnlab.ui.app.text import md_escape
@@ -168,6 +169,8 @@ def stages_of(view: Traced) -> None:
         t("neuron.k_note"),
     )
     keys_chart(n.k, tokens, "nv.k")
+    if first_screen.hold():  # a new visitor's browser draws q_i and K first
+        return
     shape = shape_text("q_i ⊙ K", ["T", "d_k"], [t_len, d_k])
     stage(3, t("neuron.products_title"), rf"q_{{{i}}} \odot k_j", shape, t("neuron.products_note"))
     keys_chart(n.products, tokens, "nv.products")

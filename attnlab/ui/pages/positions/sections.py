@@ -9,6 +9,7 @@ from attnlab.figures.lessons import pe_figure
 from attnlab.lessons import positions as lesson
 from attnlab.limits import MAX_POSITIONS_TOKENS
 from attnlab.tokens import tokenize
+from attnlab.ui.app import fold
 from attnlab.ui.app.i18n import t
 from attnlab.ui.app.state import PageState
 from attnlab.ui.app.text import md_escape
@@ -95,9 +96,11 @@ def sinusoid_section() -> None:
     pe = lesson.pe_table(n_pos, pe_d)
     names = (t("lesson_positions.pe_chart"), t("lesson_positions.dimension"), t("lesson_positions.position"))
     chart(pe_figure(pe, *names), key="lpos.chart.pe")
-    st.markdown(f"**{t('lesson_positions.pe_table')}**")
-    rows, cols_n = min(n_pos, 4), min(pe_d, 6)
-    index = [f"p={p}" for p in range(rows)]
-    st.dataframe(pd.DataFrame(pe[:rows, :cols_n], index=index, columns=dim_labels(cols_n)).style.format("{:.6f}"))
+    with fold.section(PAGE, "values", t("lesson_positions.pe_table"), icon=":material/table:") as drawn:
+        if drawn:  # folded until opened: a data grid's scripts cost a phone's first visit more than a chart
+            rows, cols_n = min(n_pos, 4), min(pe_d, 6)
+            index = [f"p={p}" for p in range(rows)]
+            frame = pd.DataFrame(pe[:rows, :cols_n], index=index, columns=dim_labels(cols_n))
+            st.dataframe(frame.style.format("{:.6f}"))
     if n_pos > 1:
         st.caption(t("lesson_positions.pe_example", s=f"{pe[1, 0]:.6f}", c=f"{pe[1, 1]:.6f}"))

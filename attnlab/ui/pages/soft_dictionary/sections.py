@@ -8,10 +8,11 @@ from attnlab.figures.lessons import key_plane, temperature_figure, weights_bar
 from attnlab.lessons import dictionary as lesson
 from attnlab.lessons.parse import dump_vector, parse_vector
 from attnlab.params import dump_float
+from attnlab.ui.app import first_screen
 from attnlab.ui.app.i18n import t
 from attnlab.ui.app.state import PageState
 from attnlab.ui.app.text import code
-from attnlab.ui.app.widgets import chart, number, slider, text_input
+from attnlab.ui.app.widgets import chart, code_line, number, slider, text_input
 
 KEYS = lesson.KEYS
 PAGE = PageState("ldict", links.params("ldict"))
@@ -44,7 +45,7 @@ def hard_dictionary() -> list[float]:
     for col, key in zip(st.columns(3), KEYS, strict=True):
         number(PAGE, f"v_{key}", f"`{key}`", where=col)
     values = [PAGE[f"v_{k}"] for k in KEYS]
-    st.code("{" + ", ".join(f'"{k}": {f(v)}' for k, v in zip(KEYS, values, strict=True)) + "}", language="json")
+    code_line("{" + ", ".join(f'"{k}": {f(v)}' for k, v in zip(KEYS, values, strict=True)) + "}")
     left, right = st.columns([2, 3], vertical_alignment="bottom")
     text_input(PAGE, "word", t("lesson_dictionary.word"), where=left, help=t("lesson_dictionary.word_help"))
     word = PAGE["word"]
@@ -130,7 +131,8 @@ def soft_lookup(values: list[float]) -> None:
             chart(key_plane(np.array(keys), KEYS, q, "q", t("lesson_dictionary.plane_title")), key="ldict.plane")
         else:
             st.info(t("lesson_dictionary.plane_note", d=soft.d_k), icon=":material/info:")
-    temperature_sweep(q, keys, values, temp)
+    if not first_screen.hold():  # a new visitor's browser draws the weights and the key plane first
+        temperature_sweep(q, keys, values, temp)
 
 
 def temperature_sweep(q: list[float], keys: list[list[float]], values: list[float], temp: float) -> None:
