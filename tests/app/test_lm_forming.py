@@ -33,7 +33,8 @@ def run(tmp_path_factory) -> str:
         yield str(folder)
 
 
-TODAY = {"painted", "top", "model_chart", "scores", "stream", "cache", "curve_loss", "curve_copy", "curve_heads"}
+TODAY = {"painted", "top", "model_chart", "scores"}  # the default link's charts
+FOLDED = {"stream", "cache", "curve_loss", "curve_copy", "curve_heads"}  # the sink and training sections, once opened
 NEW = ("lens_chart", "parts_chart", "branch_chart")
 ROUNDED = 5e-5  # a grid's colours go to the browser with 4 digits (attnlab.figures.lm_grids)
 
@@ -50,6 +51,9 @@ def test_the_default_link_draws_the_charts_it_drew_before_and_no_new_one(run, la
     at = open_page(PAGE, lang=lang, model=run, text=TEXT, open="lens,attribution,branches")
     assert_clean(at)
     assert set(keys(at)) == TODAY | set(NEW)
+    at = open_page(PAGE, lang=lang, model=run, text=TEXT, open="sinks,training")
+    assert_clean(at)
+    assert set(keys(at)) == TODAY | FOLDED
 
 
 def test_the_lens_grid_is_the_models_lens_and_its_last_row_the_output(run, lang):

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from attnlab.links import REAL_VIEWS, SOURCE_VIEWS
+from attnlab.links.explore import MULTIHEAD_SECTIONS
 from tests.app.charts import _decode, figures
 from tests.app.conftest import assert_clean, open_page
 from tests.unit.test_notebook import cells, run
@@ -75,7 +76,9 @@ PAGE_VIEWS = {  # every other page with figures, at its defaults (the Benchmark 
 }
 
 
-PAGE_CASES = [(page, {"lang": "zh"}) for page in PAGE_VIEWS] + [
+# The notebook draws a page's folded sections too (a notebook has no fold): those pages are opened with them open
+OPENED = {"multihead": ",".join(MULTIHEAD_SECTIONS), "kv-cache": "mla"}
+PAGE_CASES = [(page, {"lang": "zh", **({"open": OPENED[page]} if page in OPENED else {})}) for page in PAGE_VIEWS] + [
     ("", {"compare": "causal", "text": "a b c d"}),  # "Compare with…": both runs and their difference, per stage
     ("", {"compare": "seed", "heads": "1", "head": "1"}),
 ]

@@ -19,7 +19,7 @@ import pytest
 
 from attnlab.links.bench import BENCH_FOLDS
 from attnlab.links.explore import CROSS_SECTIONS, MULTIHEAD_SECTIONS
-from attnlab.links.lm import LM_FOLDS
+from attnlab.links.lm import SECTIONS as LM_SECTIONS
 from attnlab.testing import rerun, serve_app, settle, watch
 from attnlab.ui.app.registry import PAGES
 from tests.e2e.conftest import HAVE_CHROMIUM, _no_browser
@@ -36,7 +36,7 @@ DEFAULTS = ["/" + spec.url_path for spec in PAGES]  # every registered page's de
 OPENED = {
     "/multihead": "/multihead?open=" + ",".join(MULTIHEAD_SECTIONS),
     "/cross": "/cross?open=" + ",".join(CROSS_SECTIONS),
-    "/lm": "/lm?open=" + ",".join(LM_FOLDS),
+    "/lm": "/lm?open=" + ",".join(LM_SECTIONS),
     "/kv-cache": "/kv-cache?open=mla",
     "/benchmark": "/benchmark?open=" + ",".join(BENCH_FOLDS),
 }
