@@ -28,6 +28,7 @@ READ, ESTIMATE, BYTES = (
 WEIGHT = (TOL_ANSWER_WEIGHT, 0.0)
 HEAD_OF = (models.LAYER + 1, SHIPPED_HEADS)  # the head tasks: layer 2 of 2, four heads (both decoders and both models)
 LM_TEXTS = {"zh": "床前明月光，疑是地上", "en": "In the beginning God created the heaven and the ear"}
+SECTION_9 = {"open": "full"}  # Multi-head's real model's sizes, folded on a plain visit (issue 61)
 LM_OTHER = {"zh": "举头望明月，低头思故", "en": "And God said, Let there be lig"}
 
 
@@ -74,19 +75,26 @@ SYLLABUS: tuple[Entry, ...] = (
         {"text": "I like you"},
     ),
     Entry("playground-top", "playground", "text", Rule(explore.top_key, "question", act={"seed": "3"})),
-    Entry("multihead-dk", "multihead", "number", Rule(explore.head_width, "count", act={"full_h": "16"})),
+    Entry("multihead-dk", "multihead", "number", Rule(explore.head_width, "count", act={"full_h": "16"}), SECTION_9),
     Entry(
         "multihead-weights",
         "multihead",
         "number",
         Rule(explore.projection_weights, "count", act={"full_d": "4096", "full_h": "32"}),
+        SECTION_9,
     ),
     Entry("rope-angle", "rope", "number", Rule(lessons.angle, "value", READ, {"pos": "10"})),
     Entry("rope-wavelength", "rope", "number", Rule(lessons.wavelength, "value", READ, {"pair": "31"})),
     Entry(
         "decoder-head", "decoder", "number", Rule(models.induction_head, "head", act={"step": "150"}, head_of=HEAD_OF)
     ),
-    Entry("decoder-confidence", "decoder", "number", Rule(models.confidence, "share", WEIGHT, {"step": "150"})),
+    Entry(
+        "decoder-confidence",
+        "decoder",
+        "number",
+        Rule(models.confidence, "share", WEIGHT, {"step": "150"}),
+        {"open": "table"},  # the guesses' table, folded on a plain visit
+    ),
     Entry("lm-next", "lm", "text", lm_rule(models.next_character, "character"), per_lang=True),
     Entry("lm-probability", "lm", "number", lm_rule(models.next_probability, "share", WEIGHT), per_lang=True),
     Entry(

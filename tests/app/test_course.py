@@ -192,3 +192,20 @@ def test_the_playground_offers_the_course_once_and_an_expert_can_put_it_away(lan
     at.button(key="_course.offer_dismiss").click().run()
     assert not any(offer in m.value for m in at.markdown)
     assert not any(offer in m.value for m in open_page(lang=lang, done="dict-weighted").markdown)
+
+
+@pytest.mark.parametrize(
+    ("task_id", "drawn"),
+    [
+        ("multihead-dk", lambda at: [c for c in at.code if "d_k" in c.value]),  # section 9's code
+        ("multihead-weights", lambda at: [c for c in at.code if "d_k" in c.value]),
+        ("decoder-confidence", lambda at: at.dataframe),  # the guesses' table
+    ],
+)
+def test_a_task_whose_hint_points_below_the_fold_opens_that_section(task_id, drawn):
+    task = course.by_id("en")[task_id]
+    at = open_page(BY_URL[task.page], lang="en", task=task.id, **task.link)
+    assert_clean(at)
+    assert drawn(at), task_id
+    plain = open_page(BY_URL[task.page], lang="en")  # a plain visit leaves it folded: the link is what opens it
+    assert not drawn(plain), task_id
