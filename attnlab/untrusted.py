@@ -89,9 +89,19 @@ def is_torch_zip(data: bytes) -> bool:
     return name == b"data.pkl" or name.endswith(b"/data.pkl")
 
 
+def framed_safetensors(data: bytes) -> bool:
+    """A safetensors frame: an 8-byte little-endian header length whose JSON header opens with '{' inside the data.
+
+    Its first two bytes are that length's low bytes: a header of 640 bytes begins 0x80 0x02, a pickle's mark.
+    """
+    size = int.from_bytes(data[:8], "little")
+    return len(data) > 8 and 8 + size <= len(data) and data[8:9] == b"{"
+
+
 def pickled(data: bytes) -> bool:
-    """Either kind of pickle: loading it would run code, so it is refused, never opened."""
-    return is_pickle(data) or is_torch_zip(data)
+    """Either kind of pickle: loading it would run code, so it is refused, never opened. A safetensors frame is
+    read as one even where it begins as a pickle does (its parser, which runs no code, judges the rest)."""
+    return not framed_safetensors(data) and (is_pickle(data) or is_torch_zip(data))
 
 
 # --- JSON -------------------------------------------------------------------------------------------------

@@ -249,6 +249,20 @@ def test_a_pickle_is_named_by_its_content_or_its_name():
     assert reason("weights.PT", b"anything") == "pickle"
 
 
+@pytest.mark.parametrize("marker", [0x280, 0x380, 0x480, 0x580])  # begins 80 02 to 80 05, as pickles 2 to 5 do
+def test_a_valid_file_whose_header_length_begins_as_a_pickle_loads(marker):
+    """A safetensors file opens with its header's length, little-endian: found by hypothesis on the round trip."""
+    a = softmax_rows(1, 1, 8, 8)
+    data = b""
+    for extra in range(8 * 200):  # the tokens grow the header a byte a character (JSON's own layout aside)
+        tokens = ["t" * min(200, max(0, extra - 200 * i)) for i in range(8)]
+        data = to_bytes(a, tokens)
+        if struct.unpack("<Q", data[:8])[0] == marker:
+            break
+    assert data[:2] == bytes([0x80, marker >> 8])
+    assert torch.equal(load("p.safetensors", data).attentions, a)
+
+
 def test_a_duplicate_key_is_named():
     text = b'{"attentions": {}, "attentions": {}}'
     assert reason("d.safetensors", struct.pack("<Q", len(text)) + text) == "json_duplicate_key"

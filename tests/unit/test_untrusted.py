@@ -110,6 +110,14 @@ NOT_PICKLES = {  # named: a zip's bytes hold its time of writing, and xdist's wo
 }
 
 
+@pytest.mark.parametrize("protocol", [2, 3, 4, 5])
+def test_a_safetensors_frame_that_begins_as_a_pickle_is_not_one(protocol):
+    header = b'{"__metadata__":{}}'.ljust(protocol * 256 + 0x80)  # the length's low bytes: 0x80, then protocol
+    data = len(header).to_bytes(8, "little") + header
+    assert data[:2] == bytes([0x80, protocol]) and is_pickle(data) and not pickled(data)
+    assert pickled(data[:-1])  # cut short, the frame no longer holds its header: the marker counts again
+
+
 @pytest.mark.parametrize("data", NOT_PICKLES.values(), ids=NOT_PICKLES.keys())
 def test_other_bytes_are_not_taken_for_pickles(data):
     """Protocols 0 and 1 are text-like and start with no marker: a reader refuses them for their format instead."""
