@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import streamlit as st
 
 from attnlab import appfiles
-from attnlab.ui.app.i18n import t
+from attnlab.ui.app.i18n import current_lang, t
 
 # Streamlit resolves a relative page path against the script it runs, so an entry point in another folder
 # (cloud/streamlit_app.py) would look for views/ there: every page is given by its absolute path instead.
@@ -68,6 +68,7 @@ PAGES: tuple[PageSpec, ...] = (
 )
 BY_FILE = {spec.file: spec for spec in PAGES}
 CURRENT = "app.page"  # session-state key: the URL path of the page this run shows
+PAGES_BUILT = "app.pages"  # session-state key: the router's pages, per language
 COURSE: tuple[PageSpec, ...] = tuple(spec for spec in PAGES if spec.lesson)
 
 
@@ -82,16 +83,26 @@ def st_page(spec: PageSpec) -> st.Page:
     )
 
 
+def session_sections(lang: str) -> dict[str, list[st.Page]]:
+    """The router's pages by section in `lang`, built once per session and language: a page resolves its script's
+    path on disk when built (a fifth of a live-class student's rerun). Kept per session, never shared: the router
+    marks the page it runs on the page object itself."""
+    built = st.session_state.setdefault(PAGES_BUILT, {})
+    if lang not in built:
+        sections: dict[str, list[st.Page]] = {}
+        for spec in PAGES:
+            sections.setdefault(t(f"nav.section_{spec.section}"), []).append(st_page(spec))
+        built[lang] = sections
+    return built[lang]
+
+
 def navigation() -> st.Page:
     """The router over every page, grouped by section in registry order, along the top of the app.
 
     The page this run shows is kept under `CURRENT` (its URL path, "" for the Playground): chart file names and
     the notebook download say which page they come from.
     """
-    sections: dict[str, list[st.Page]] = {}
-    for spec in PAGES:
-        sections.setdefault(t(f"nav.section_{spec.section}"), []).append(st_page(spec))
-    page = st.navigation(sections, position="top")
+    page = st.navigation(session_sections(current_lang()), position="top")
     st.session_state[CURRENT] = page.url_path
     return page
 

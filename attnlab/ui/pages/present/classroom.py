@@ -26,7 +26,8 @@ from attnlab.ui.pages.present.answering import choice_label, escaped
 
 CLASS = "class"  # the link's parameter: the code of the class a student follows
 STUDENT = "live.student"  # this browser session's opaque student id
-POLL_S = 2.0  # s between two polls of a student's page: 60 students at 4-5 ms a poll stay within 15 % of a core
+POLL_S = 1.75  # s between two polls of a student's page: 60 students at 3-4 ms a poll stay within 15 % of a core, and
+# a step reaches the last of 60 within a poll and their reruns (3 s)
 
 
 _OPENED: dict[str, ClassStore] = {}  # one store per URL for the whole process, as st.cache_resource would keep it
