@@ -1,8 +1,8 @@
 """The course's answers on the model pages: the trained decoder, the language model and the key/value cache.
 
-The decoder's come from the page's own readout (`attnlab.trained.readout`), the language model's from
-`LanguageModel.predict` and the head finder (`attnlab.lmlab.finder`) on the page's reading, the cache's from
-`attnlab.kvcache`'s arithmetic on the shape the page uses. Models are loaded once per process and never changed.
+The decoder's come from the page's own readout (`attnlab.trained.readout`), the language model's from the page's
+reading (`attnlab.lmlab.reading.recent`: its top ten, and the head finder, `attnlab.lmlab.finder`, on it), the cache's
+from `attnlab.kvcache`'s arithmetic on the shape the page uses. Models are loaded once per process and never changed.
 """
 
 from __future__ import annotations
@@ -91,9 +91,12 @@ def lm_of(v: dict[str, Any]):
 
 
 def prediction(v: dict[str, Any]):
-    """The model's likeliest next character after the page's text, and its probability."""
+    """The model's two likeliest next characters after the page's text, with their probabilities: the top of the
+    page's ten, from the page's own reading where this process has just made it (`reading.recent`)."""
+    from attnlab.lmlab.reading import recent, top_of
+
     model, text = lm_of(v)
-    return model.predict(text, k=2)
+    return top_of(model, recent(model, text).last_logits, k=2)
 
 
 def next_character(v: dict[str, Any]) -> Answer:
@@ -117,10 +120,10 @@ def next_probability(v: dict[str, Any]) -> Answer:
 def previous_head(v: dict[str, Any]) -> Answer:
     """The head finder's strongest previous-token head in layer 2 on the page's text (the page's reading)."""
     from attnlab.lmlab.finder import head_scores
-    from attnlab.lmlab.reading import read
+    from attnlab.lmlab.reading import recent
 
     model, text = lm_of(v)
-    got = read(model, text)
+    got = recent(model, text)
     scores = head_scores(got.attentions, got.pieces, got.lead)["previous"]
     if scores is None:
         raise Unanswerable("tokens", n=3, have=got.n_tokens)

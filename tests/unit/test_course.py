@@ -5,12 +5,13 @@ from __future__ import annotations
 import math
 
 import pytest
+import torch
 
 from attnlab import course, links
 from attnlab.classroom.answers import AnswerError
 from attnlab.course import answers
 from attnlab.course.ids import IDS
-from attnlab.course.syllabus import SYLLABUS
+from attnlab.course.syllabus import LM_TEXTS, SYLLABUS
 from attnlab.course.task import KINDS, NUMBER_FORMS, TEXT_FORMS
 from attnlab.ui.app.i18n import catalog
 from attnlab.ui.app.registry import PAGES
@@ -192,3 +193,22 @@ def test_an_answer_error_keeps_what_was_typed():
     with pytest.raises(AnswerError) as bad:
         answers.read_number(" 5O% ", "value")
     assert bad.value.raw == " 5O% "
+
+
+@pytest.mark.parametrize("task_id", ["lm-next", "lm-probability", "lm-previous"])
+def test_the_language_models_tasks_read_the_pages_reading_with_no_pass_of_their_own(task_id, monkeypatch):
+    """The panel runs after the page, which has just read the text: grading takes its numbers, not a second pass."""
+    from attnlab.course import models
+    from attnlab.lmlab.reading import read
+
+    task = course.by_id("en")[task_id]
+    query = {"model": "en", "text": LM_TEXTS["en"] + " and"}  # a text no earlier test read
+    lm = models.language_model("en", None)
+    page = read(lm, query["text"])  # the page's own reading, as /lm makes it
+    passes = []
+    monkeypatch.setattr(type(lm), "forward", lambda self, *a, **k: passes.append(1) or pytest.fail("a second pass"))
+    expected = task.expected(query)
+    assert not passes
+    if task_id == "lm-probability":
+        probs = torch.softmax(page.last_logits.double(), -1)
+        assert abs(float(expected) - float(probs.max())) <= 0.005  # the same logits (the answer is given to 2 digits)
