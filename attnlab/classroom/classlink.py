@@ -38,6 +38,8 @@ LINK_SCOPES = ("lab", "present")  # what a class link holds: the Playground's st
 LINK_CACHE = 32  # class links whose runs and questions a server keeps
 _POSITIONS = re.compile(r" \(([\d, ]+)\)$")  # the tail of an argmax fold: " (2)" or " (1, 5)"
 
+NO_CELLS = "none"  # how an answer of no masked cell is spelled, sent and counted (each page says it in words)
+
 
 @dataclass(frozen=True)
 class ClassLink:
@@ -137,7 +139,7 @@ def spelled(question: Question, given: object) -> str:
     if isinstance(question, RowSumQuestion):  # a tuple of numbers
         return ", ".join(f"{g:g}" for g in given)  # type: ignore[attr-defined]
     if isinstance(question, MaskQuestion) and isinstance(given, frozenset):  # cells (a count stays a number)
-        return " ".join(f"({i + 1},{j + 1})" for i, j in sorted(given)) or "none"
+        return " ".join(f"({i + 1},{j + 1})" for i, j in sorted(given)) or NO_CELLS
     return str(given)  # a mask count, a choice's id
 
 

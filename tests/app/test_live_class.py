@@ -200,3 +200,18 @@ def test_a_phone_on_the_presenter_finds_the_join_box_first_and_joins(store_url, 
     assert any(m.value.startswith("#### 6.") for m in phone.markdown)
     desktop = open_page(PRESENT, lang=lang)
     assert "live.join_open.phone" not in [getattr(e, "key", None) for e in desktop.main.expander]
+
+
+def test_no_masked_cell_is_said_in_each_readers_language_not_as_its_spelling(store_url):
+    """At the mask step without a causal mask the right answer is no cell at all: the store counts it as one
+    spelling, which neither the student's confirmation nor the teacher's tally shows."""
+    teacher, code, _ = start_class("zh", step="7", causal="false")
+    phone = student(code, "zh")
+    click(phone, "zh", "live.student.send")  # nothing picked: no cell is masked
+    none = catalog("zh")["present.ui.none_blocked"]
+    sent = " ".join(texts(phone, "info"))
+    assert none in sent and "none" not in sent
+    click(teacher, "zh", "live.ui.reveal")
+    tally = [f for f in figures(teacher) if f["data"][0].get("type") == "bar"]
+    labels = " ".join(tally[0]["data"][0]["y"])
+    assert none in labels and "none" not in labels

@@ -11,6 +11,7 @@ from collections.abc import Callable
 import streamlit as st
 
 from attnlab.classroom.answers import AnswerError
+from attnlab.classroom.classlink import NO_CELLS
 from attnlab.classroom.questions import Grade, MaskQuestion, Question, ScalingQuestion
 from attnlab.ui.app.i18n import t
 from attnlab.ui.app.text import md_escape
@@ -63,7 +64,7 @@ def answer_input(question: Question, tokens: list[str], key: str) -> Callable[[]
         picked = st.multiselect(
             t("present.ui.pick_cells"), cells, format_func=names.get, key=key, placeholder=t("present.ui.none_blocked")
         )
-        return lambda: " ".join(f"({i + 1},{j + 1})" for i, j in sorted(picked)) or "none"
+        return lambda: " ".join(f"({i + 1},{j + 1})" for i, j in sorted(picked)) or NO_CELLS
     raw = st.text_input(
         t("present.ui.your_answer"), key=key, placeholder=t(question.hint_key, **question.prompt_fields)
     )

@@ -15,9 +15,9 @@ import threading
 import streamlit as st
 
 from attnlab.classroom.answers import AnswerError
-from attnlab.classroom.classlink import fold, right
+from attnlab.classroom.classlink import NO_CELLS, fold, right
 from attnlab.classroom.live import STORE_ENV, ClassStore, StoreUnavailable, normalize_code, open_store
-from attnlab.classroom.questions import Question, ScalingQuestion
+from attnlab.classroom.questions import MaskQuestion, Question, ScalingQuestion
 from attnlab.figures.tally import tally_figure
 from attnlab.ui.app.i18n import t
 from attnlab.ui.app.text import code as inert
@@ -107,9 +107,12 @@ def tally(question: Question, counts: dict[str, int]) -> None:
 
 
 def answer_text(question: Question, key: str) -> str:
-    """A folded answer as the class reads it: a choice by its letter and words, anything else as it was folded."""
+    """A folded answer as the class reads it: a choice by its letter and words, no masked cell in the class's
+    language, anything else as it was folded."""
     if isinstance(question, ScalingQuestion) and key in question.choices:
         return choice_label(question, key)
+    if isinstance(question, MaskQuestion) and question.form == "cells" and key == NO_CELLS:
+        return t("present.ui.none_blocked")
     return key
 
 

@@ -171,7 +171,8 @@ def answer(code: str, link: str, k: int, question: Question, tokens: list[str]) 
             mine[(code, link, k)] = raw
     sent = mine.get((code, link, k))
     if sent is not None:
-        st.info(t("live.student.sent", answer=inert(sent, 200)), icon=":material/outgoing_mail:")
+        said = classroom.answer_text(question, sent)
+        st.info(t("live.student.sent", answer=inert(said, 200)), icon=":material/outgoing_mail:")
         bad = classroom.unread(question, sent)
         if bad is not None:
             st.warning(t("live.student.sent_unread", why=unreadable(bad)), icon=":material/edit:")
