@@ -73,8 +73,8 @@ def normalize(raw: str) -> str:
     return unicodedata.normalize("NFKC", raw).translate(_PUNCT).strip()
 
 
-def _checked(raw: str) -> str:
-    """The normalized text; empty or absurdly long answers are refused before any parsing."""
+def checked(raw: str) -> str:
+    """The normalized text; empty or absurdly long answers are refused before any parsing (the course's readers too)."""
     if len(raw) > MAX_ANSWER_CHARS:
         raise AnswerError("too_long", raw, cap=MAX_ANSWER_CHARS)
     text = normalize(raw)
@@ -90,7 +90,7 @@ def _parts(text: str, separators: re.Pattern) -> list[str]:
 
 def parse_shape(raw: str) -> tuple[int, ...]:
     """A shape such as '(5, 8)', '5x8', '５×８', '（5，8）' or '5 8' -> (5, 8): positive whole numbers, rows first."""
-    parts = _parts(_checked(raw).lower(), _SHAPE_SEPARATORS)
+    parts = _parts(checked(raw).lower(), _SHAPE_SEPARATORS)
     if not parts or len(parts) > MAX_ANSWER_SHAPE_DIMS or not all(p.isascii() and p.isdigit() for p in parts):
         raise AnswerError("shape_form", raw)
     dims = tuple(int(p) for p in parts)
@@ -112,7 +112,7 @@ def _number(part: str, raw: str) -> float:
 
 def parse_number(raw: str) -> float:
     """One number: '1', '1.0', '１', '0.999', '≈ 1', '-0.5', '1e-3' -> float."""
-    parts = _parts(_checked(raw), _SEPARATORS)
+    parts = _parts(checked(raw), _SEPARATORS)
     if len(parts) != 1:
         raise AnswerError("number_form", raw)
     return _number(parts[0], raw)
@@ -120,7 +120,7 @@ def parse_number(raw: str) -> float:
 
 def parse_numbers(raw: str) -> list[float]:
     """One or more numbers separated by spaces, commas, 、 or ；: '1, 1, 1' -> [1.0, 1.0, 1.0] (no decimal commas)."""
-    return [_number(part, raw) for part in _parts(_checked(raw), _SEPARATORS)]
+    return [_number(part, raw) for part in _parts(checked(raw), _SEPARATORS)]
 
 
 @dataclass(frozen=True)
@@ -143,7 +143,7 @@ def parse_token(raw: str, tokens: Sequence[str]) -> TokenPick:
     several times names all its positions; a loose match that fits two different tokens
     ('The' and 'the') is refused and asks for the exact spelling.
     """
-    _checked(raw)
+    checked(raw)
     typed = raw.strip().strip(_QUOTES + "“”‘’「」『』").strip()
     exact = frozenset(i for i, tok in enumerate(tokens) if tok == typed)
     if exact:
@@ -172,7 +172,7 @@ class MaskAnswer:
 
 def parse_mask_cells(raw: str, t: int, *, count_ok: bool) -> MaskAnswer:
     """'none' / '无' / '0', a count (when `count_ok`), or 1-based (row, column) pairs: '(1,2) (1,3)', '1-2；1-3'."""
-    text = _checked(raw).lower().strip(".!")
+    text = checked(raw).lower().strip(".!")
     if text in NONE_WORDS or text == "0":
         return MaskAnswer(frozenset(), 0)
     parts = _parts(text, _CELL_SEPARATORS)
@@ -193,7 +193,7 @@ def parse_mask_cells(raw: str, t: int, *, count_ok: bool) -> MaskAnswer:
 
 def parse_choice(raw: str, options: Sequence[str]) -> str:
     """One of `options`: its id ('peaked'), its letter ('b', 'Ｂ') or its number from 1 ('2')."""
-    text = _checked(raw).lower().strip(_QUOTES + ".()")
+    text = checked(raw).lower().strip(_QUOTES + ".()")
     if text in options:
         return text
     letters = "abcdefghij"[: len(options)]

@@ -14,8 +14,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from attnlab.classroom.answers import AnswerError, normalize, parse_choice, parse_number
-from attnlab.limits import MAX_ANSWER_CHARS
+from attnlab.classroom.answers import AnswerError, checked, normalize, parse_choice, parse_number
 
 ERROR = "course.error."
 THOUSANDS = re.compile(r"[-+]?[1-9]\d{0,2}(?:,\d{3})+(?:\.\d+)?")
@@ -41,16 +40,6 @@ class Note:
 
     key: str
     fields: dict[str, str] = field(default_factory=dict)
-
-
-def checked(raw: str) -> str:
-    """The answer in one spelling (`normalize`); an empty or absurdly long one is refused first."""
-    if len(raw) > MAX_ANSWER_CHARS:
-        raise AnswerError("too_long", raw, cap=MAX_ANSWER_CHARS)
-    text = normalize(raw)
-    if not text:
-        raise AnswerError("empty", raw)
-    return text
 
 
 def plain_number(text: str, raw: str) -> tuple[float, Note | None]:
