@@ -6,7 +6,7 @@ A widget takes its key, bounds and options from the `Param` it edits, so a bound
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import plotly.graph_objects as go
@@ -162,6 +162,28 @@ def chart(fig: go.Figure | dict, key: str) -> None:
     fig = fig.mounted_once() if isinstance(fig, Prebuilt) else fig
     st.plotly_chart(fig, width="stretch", config=chart_config(key), key=key, theme=theme)
     first_screen.sent()
+
+
+def picking_chart(fig: Prebuilt, key: str, pick: Callable[[Any], None]) -> None:
+    """A prebuilt chart whose click picks something: `pick` gets the first clicked point's customdata (a point
+    without any picks nothing); the toolbar keeps only the image button, so no zoom or pan gets in a tap's way."""
+
+    def clicked() -> None:
+        points = st.session_state[key]["selection"]["points"]
+        data = [p["customdata"] for p in points if p.get("customdata") is not None]
+        if data:
+            pick(data[0])
+
+    config = chart_config(key, image_only=True)
+    st.plotly_chart(
+        fig.mounted_once(),
+        width="stretch",
+        on_select=clicked,
+        selection_mode="points",
+        key=key,
+        config=config,
+        theme=None,
+    )
 
 
 def shape_text(name: str, dims: Sequence[str], sizes: Sequence[int]) -> str:

@@ -22,7 +22,7 @@ from attnlab.lmlab.reading import Reading, shown
 from attnlab.ui.app import state
 from attnlab.ui.app.i18n import t
 from attnlab.ui.app.text import code
-from attnlab.ui.app.widgets import chart_config
+from attnlab.ui.app.widgets import picking_chart
 from attnlab.ui.pages.lm.model import LM, alternatives_of, branched, cuts, memo, section_box
 from attnlab.ui.pages.lm.predict import WIDTH
 
@@ -132,23 +132,11 @@ def figure(lm: LanguageModel, got: Branching):
 
 def clickable(figure) -> None:
     """The rows; a click on a character picks it (its alternatives below)."""
-    key = LM.key("branch_chart")
 
-    def chosen() -> None:
-        points = st.session_state[key]["selection"]["points"]
-        hits = [p["customdata"] for p in points if p.get("customdata") is not None]
-        if hits:
-            LM["pick"] = (int(hits[0][0]) + 1, int(hits[0][1]) + 1)
+    def chosen(data) -> None:
+        LM["pick"] = (int(data[0]) + 1, int(data[1]) + 1)
 
-    st.plotly_chart(
-        figure.mounted_once(),
-        width="stretch",
-        on_select=chosen,
-        selection_mode="points",
-        key=key,
-        config=chart_config(key, image_only=True),
-        theme=None,
-    )
+    picking_chart(figure, LM.key("branch_chart"), chosen)
 
 
 def picked(lm: LanguageModel, checkpoint: int | None, got: Branching) -> None:

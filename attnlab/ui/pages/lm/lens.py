@@ -18,7 +18,7 @@ from attnlab.lmlab.forming import LensGrid
 from attnlab.lmlab.reading import Reading, shown
 from attnlab.ui.app.i18n import t
 from attnlab.ui.app.text import code
-from attnlab.ui.app.widgets import chart_config
+from attnlab.ui.app.widgets import picking_chart
 from attnlab.ui.pages.lm.model import LM, lens_of, memo, section_box
 from attnlab.ui.pages.lm.predict import WIDTH
 
@@ -76,24 +76,12 @@ def figure(lm: LanguageModel, got: Reading, grid: LensGrid, position: int):
 def clickable(figure, n: int) -> None:
     """The grid of n positions; a click on a cell picks its position for the page (q: the prediction made for the
     token after it, 0 after the whole text)."""
-    key = LM.key("lens_chart")
 
-    def picked() -> None:
-        points = st.session_state[key]["selection"]["points"]
-        chosen = [p["customdata"] for p in points if p.get("customdata") is not None]
-        if chosen:
-            i = int(chosen[0][0])  # a cell's data starts with its position
-            LM["q"], LM["gen"] = (0 if i >= n - 1 else i + 1), 0
+    def picked(data) -> None:
+        i = int(data[0])  # a cell's data starts with its position
+        LM["q"], LM["gen"] = (0 if i >= n - 1 else i + 1), 0
 
-    st.plotly_chart(
-        figure.mounted_once(),
-        width="stretch",
-        on_select=picked,
-        selection_mode="points",
-        key=key,
-        config=chart_config(key, image_only=True),
-        theme=None,
-    )
+    picking_chart(figure, LM.key("lens_chart"), picked)
 
 
 def say(lm: LanguageModel, got: Reading, grid: LensGrid, position: int) -> None:

@@ -22,7 +22,7 @@ from attnlab.lmlab.reading import Reading, shown
 from attnlab.ui.app import state
 from attnlab.ui.app.i18n import t
 from attnlab.ui.app.text import code
-from attnlab.ui.app.widgets import chart, chart_config, number, selectbox, slider
+from attnlab.ui.app.widgets import chart, number, picking_chart, selectbox, slider
 from attnlab.ui.pages.lm.model import LM, cuts, generation, memo, top
 
 WIDTH = 16  # characters per line of the painted text at most: readable at 390 px
@@ -57,21 +57,10 @@ def painted(got: Reading) -> None:
         got.labels[1:], got.losses, got.guesses, width, q - 1 if q else None, t("lm.loss_word"), t("lm.expected_word")
     )
 
-    def picked() -> None:
-        points = st.session_state[key]["selection"]["points"]
-        chosen = [p["customdata"] for p in points if p.get("customdata") is not None]
-        if chosen:
-            LM["q"] = int(chosen[0]) + 1
+    def picked(data) -> None:
+        LM["q"] = int(data) + 1
 
-    st.plotly_chart(
-        figure.mounted_once(),
-        width="stretch",
-        on_select=picked,
-        selection_mode="points",
-        key=key,
-        config=chart_config(key, image_only=True),
-        theme=None,
-    )
+    picking_chart(figure, key, picked)
 
 
 @st.fragment
