@@ -65,14 +65,18 @@ class Prebuilt(BaseFigure):
         return f"Prebuilt({len(self._spec.get('data', []))} traces)"
 
     def mounted_once(self) -> Prebuilt:
-        """The same figure as the app sends it, so that Plotly draws it once in the browser, not two or three times.
+        """The figure as the app sends it, so that Plotly paints its cells once in the browser, not two or three times.
 
         Streamlit's chart element hands a figure to `Plotly.react` again after mounting it: its theme pass copies
-        the figure through JSON, then the width it measured is set. Plotly redraws every cell of every panel when
+        the figure through JSON, then the width it measured is set. Plotly repaints every cell of every panel when
         the layout's template is a new object (a template is compared by identity) or, without a `datarevision`,
         when any data array is. So the template's axis defaults are written into every axis (the template
         goes; what Plotly draws is the same), and `datarevision` is fixed: a chart whose spec changes gets a new
-        element id from Streamlit (the id hashes the spec), so a mounted chart's arrays never change.
+        element id from Streamlit (the id hashes the spec), so a mounted chart's arrays never change. The width
+        step itself still lays the chart out twice (Streamlit 1.67 first draws it hidden at no width, then at the
+        width it measured; two `plotly_afterplot`s), but the second keeps the painted cells: on the Multi-head page
+        at 64 heads the nine heatmaps of its three later charts were painted once each (the paints are counted by
+        `scripts/draw_profile.py`).
         """
         layout = self._spec["layout"]
         if layout.get("template") is not NO_TEMPLATE:
