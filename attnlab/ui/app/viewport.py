@@ -7,6 +7,13 @@ stores it and reruns the page. Until it has, a browser that calls itself a phone
 desktop's, so most visits never rerun for their width; a window narrowed or widened past a band's edge (a phone
 turned) reruns once. The page's body carries the band measured (`data-attnlab-band`) and, while a rerun it asked for
 is due, `first_screen.PENDING`: the browser tests wait on both.
+
+One watcher per page does the measuring. Streamlit 1.67 calls a component's function again whenever its data
+changes (a run built for a new band) and calls only the last call's cleanup, on unmount; watchers made per call
+piled up, each with its own idea of the band last asked for. A window flipped across a band and back before the
+server ran (two requests, one run, the band unchanged) then left the page pending for good: no new data, so no call
+to clear it. Now each call hands the one watcher the band its run was built for; the watcher clears the mark when
+the measured band is that band, asks when it is not, and asks again when the app has stayed idle since asking.
 """
 
 from __future__ import annotations
@@ -21,30 +28,61 @@ from attnlab.ui.app.first_screen import PENDING
 KEY = "app.width_probe"  # the probe's element; its state holds the band the browser reported
 BAND = "app.chart_band"  # session key: the band this session's figures are built for (guessed, then reported)
 PHONE_PX = 340  # the band of a 390-px phone's charts (358 px wide), guessed for a phone's first run
+RETRY_MS = 2000  # asked for a band, and the app idle for two of these since, yet no run built for it: ask again
 JS = """
 export default function ({ data, setStateValue }) {
   const main = document.querySelector('[data-testid="stMainBlockContainer"]');
   if (!main) return;
+  let probe = window.attnlabWidthProbe;
+  if (!probe || probe.stopped || probe.main !== main) {
+    probe?.stop();
+    probe = window.attnlabWidthProbe = watch(main, data);
+  }
+  const token = ++probe.token;
+  probe.built = data.band;
+  probe.setStateValue = setStateValue;
+  probe.check();
+  return () => { if (probe.token === token) probe.stop(); };
+}
+
+function watch(main, data) {
+  const probe = { main, token: 0, built: null, setStateValue: null, asked: null, idle: 0, stopped: false };
   const band = () => {
     const style = getComputedStyle(main);
     const px = main.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
     return data.bands.filter(b => b <= px).pop() ?? data.bands[0];
   };
-  let asked = data.band;
-  const check = () => {
+  probe.check = () => {
     const now = band();
     document.body.dataset.attnlabBand = now;  // what the page measured (the browser tests wait for it)
-    if (now !== asked) {
-      asked = now;
+    if (now === probe.built) {
+      probe.asked = null;
+      document.body.removeAttribute(data.pending);
+    } else {
       document.body.setAttribute(data.pending, 'width');
-      setStateValue('band', now);
+      if (now !== probe.asked) {
+        probe.asked = now;
+        probe.setStateValue('band', now);
+      }
     }
   };
-  if (band() === data.band) document.body.removeAttribute(data.pending);
-  const watcher = new ResizeObserver(check);
+  const watcher = new ResizeObserver(probe.check);
   watcher.observe(main);
-  check();
-  return () => watcher.disconnect();
+  const watchdog = setInterval(() => {
+    const state = document.querySelector('[data-test-script-state]')?.getAttribute('data-test-script-state');
+    probe.idle = state === 'notRunning' && probe.asked !== null ? probe.idle + 1 : 0;
+    if (probe.idle >= 2) {
+      probe.idle = 0;
+      probe.asked = null;
+      probe.check();
+    }
+  }, data.retry_ms);
+  probe.stop = () => {
+    probe.stopped = true;
+    watcher.disconnect();
+    clearInterval(watchdog);
+  };
+  return probe;
 }
 """
 
@@ -73,6 +111,6 @@ def probe() -> None:
     band = st.session_state[BAND]
     screen.use(band)
     mount = _component()
-    data = dict(band=band, bands=screen.BANDS, pending=PENDING)  # basic types only: a list there imports pandas
+    data = dict(band=band, bands=screen.BANDS, pending=PENDING, retry_ms=RETRY_MS)  # basic types: a list imports pandas
     with st.sidebar:
         mount(key=KEY, data=data, on_band_change=_reported)
