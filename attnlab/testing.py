@@ -146,7 +146,8 @@ STATE = """() => ({
     stale: document.querySelectorAll('[data-stale="true"]').length,
     charts: document.querySelectorAll('[data-testid="stPlotlyChart"]').length,
     drawn: document.querySelectorAll('[data-testid="stPlotlyChart"] .main-svg').length,
-    pending: document.querySelectorAll('[data-attnlab-pending]').length,
+    pending: [...document.querySelectorAll('[data-attnlab-pending]')].map(e => e.getAttribute('data-attnlab-pending')),
+    band: document.body.dataset.attnlabBand,
 })"""
 
 
