@@ -23,12 +23,11 @@ import functools
 import streamlit as st
 
 from attnlab.figures import screen
-from attnlab.ui.app.first_screen import PENDING
+from attnlab.ui.app.first_screen import PENDING, RETRY_MS
 
 KEY = "app.width_probe"  # the probe's element; its state holds the band the browser reported
 BAND = "app.chart_band"  # session key: the band this session's figures are built for (guessed, then reported)
 PHONE_PX = 340  # the band of a 390-px phone's charts (358 px wide), guessed for a phone's first run
-RETRY_MS = 2000  # asked for a band, and the app idle for two of these since, yet no run built for it: ask again
 JS = """
 export default function ({ data, setStateValue }) {
   const main = document.querySelector('[data-testid="stMainBlockContainer"]');
@@ -111,6 +110,8 @@ def probe() -> None:
     band = st.session_state[BAND]
     screen.use(band)
     mount = _component()
-    data = dict(band=band, bands=screen.BANDS, pending=PENDING, retry_ms=RETRY_MS)  # basic types: a list imports pandas
+    # basic types only (a list there imports pandas); asked, and the app idle for two of the first screen's retry
+    # ticks since, yet no run built for the band: the probe asks again
+    data = dict(band=band, bands=screen.BANDS, pending=PENDING, retry_ms=RETRY_MS)
     with st.sidebar:
         mount(key=KEY, data=data, on_band_change=_reported)
