@@ -24,6 +24,7 @@ from attnlab.figures.matrix import (
     _row_outline,
     _zrange,
     heatmap_traces,
+    legible,
     matrix_figure,
 )
 from attnlab.figures.prebuilt import Prebuilt
@@ -96,6 +97,7 @@ def grid_figure(
         traces[0].update(shared)  # traces[0] is the values; any other is the blocked layer
         if panel_w / n_cols < GAP_MIN_CELL_PX:  # cells that narrow touch: Plotly draws gapped cells one by one
             traces = [dict(trace, xgap=0, ygap=0) for trace in traces]
+        traces = legible(traces, mats, panel_w, panel_h)  # every panel with numbers, or none
         data += [dict(trace, xaxis=f"x{suffix}", yaxis=f"y{suffix}") for trace in traces]
         layout["shapes"] += _row_outline(highlight_row, n_rows, n_cols, suffix)
         layout["annotations"].append(

@@ -6,6 +6,7 @@ Plotly only through `figures.text`, which escapes it; colours come from the curr
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Literal
 
@@ -26,6 +27,7 @@ __all__ = [  # the builders, and what other modules have imported from here
     "expanded_scale",
     "head_columns_figure",
     "heatmap_traces",
+    "legible",
     "matrix_figure",
     "projector",
     "vector",
@@ -33,7 +35,12 @@ __all__ = [  # the builders, and what other modules have imported from here
 
 Kind = Literal["signed", "prob", "positive"]
 TITLE_PX, TITLE_SIDE_PX = 18, 20  # a chart title's font at its largest, and what of the chart's width it may not use
-TEXT_CELLS = 160  # write each cell's value on the chart when the matrix is at most this big
+TEXT_CELLS = 160  # write each cell's value on the chart when the matrix is at most this big ...
+MIN_TEXT_PX = 7  # ... and the font Plotly fits it to is at least this: smaller numbers are clutter, not text (two
+# heads of six tokens side by side on a 390-px phone got 5-px numbers; 64 heads' 64 x 1 panels on a desktop, 13-px
+# numbers overlapping in 8-px rows), and each one cost the phone a millisecond to lay out (issue 61). Four heads of
+# six tokens on a desktop keep their 7-px numbers, as they had them.
+LINE_SPACING = 1.3  # Plotly's line height in ems (`constants/alignment.js`), with which it fits text to a cell
 BIG_CELLS = 1024  # above this many cells a chart sends float32 instead of float64
 GAP_SIDE = 64  # up to this many rows and columns cells are drawn apart; beyond, a gap is under a pixel wide and
 # Plotly draws gapped cells one by one (2.4x slower for a 128 x 1536 matrix in Chromium)
@@ -129,6 +136,42 @@ def heatmap_traces(
             )
         )
     return traces
+
+
+def _spacing(length_px: float, n: int) -> float:
+    """The fewest pixels between two neighbouring cells' centres, as Plotly rounds them (`length_px` if only one)."""
+    if n < 2:
+        return length_px
+    centres = np.floor(np.arange(n) * (length_px / n) + length_px / n / 2 + 0.5)  # JavaScript's Math.round
+    return float(np.diff(centres).min())
+
+
+def cell_font_px(m: np.ndarray, plot_w: float, plot_h: float, gap: int) -> int:
+    """The largest font, up to the chart's, at which `m`'s longest cell value fits its cell in a `plot_w` x `plot_h`
+    plot: Plotly's own fit for heatmap text (`textfont.size` auto) gives each character half a line height across
+    and one line down, the cells measured between their centres as drawn, less the gap.
+
+    Plotly fits nothing when the matrix is one row or one column (it takes the chart's font, whatever the cells'
+    size); this measures those cells too, which is what decides whether their numbers are legible.
+    """
+    finite = np.asarray(m, dtype=np.float64)
+    finite = finite[np.isfinite(finite)]
+    chars = max(len(f"{v:.2f}") for v in (finite.min(), finite.max())) if finite.size else 1
+    n_rows, n_cols = np.shape(m)
+    across = (_spacing(plot_w, n_cols) - gap) / chars / (LINE_SPACING / 2)
+    down = (_spacing(plot_h, n_rows) - gap) / LINE_SPACING
+    return min(math.floor(across), math.floor(down), BASE_LAYOUT["font"]["size"])
+
+
+def legible(traces: list[dict], mats: Sequence[np.ndarray], plot_w: float, plot_h: float) -> list[dict]:
+    """`traces` (the values first) without the values' cell text when the longest of `mats` (the chart's panels,
+    each drawn `plot_w` x `plot_h`) would be written under `MIN_TEXT_PX`: the hover still says each value."""
+    values = traces[0]
+    if values.get("texttemplate") is None:
+        return traces
+    if min(cell_font_px(m, plot_w, plot_h, values["xgap"]) for m in mats) >= MIN_TEXT_PX:
+        return traces
+    return [dict(values, texttemplate=None), *traces[1:]]
 
 
 def _axes(n_cols: int, measure: bool, x_domain=None, y_domain=None, anchor: str = "") -> tuple[dict, dict]:
@@ -235,6 +278,9 @@ def matrix_figure(
         layout["margin"], t=max(layout["margin"]["t"], 2 * (screen.line_px(TITLE_PX, screen.lines(text) - 1) + 12))
     )
     layout["margin"] = _margin(margin, data, np.asarray(m, dtype=np.float64))
+    margin = layout["margin"]
+    plot_w, plot_h = screen.width() - margin["l"] - margin["r"], layout["height"] - margin["t"] - margin["b"]
+    data = legible(data, [m], plot_w, plot_h)
     return Prebuilt(dict(data=data, layout=layout))
 
 

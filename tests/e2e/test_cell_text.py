@@ -1,0 +1,98 @@
+"""The numbers written in heatmap cells, checked against Plotly's own fitting in Chromium: `matrix.cell_font_px`
+predicts the font Plotly writes them at, so a chart keeps its numbers only where they are legible (issue 61).
+
+Each figure is built for a width band, its values' text forced on, and drawn by the plotly.js that plotly.py ships
+(a reference this project does not control) in a blank tab at exactly the band's width; the font sizes Plotly gave
+the cell text are read back from the SVG.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import plotly
+import pytest
+
+from attnlab.figures import screen
+from attnlab.figures.grid import matrices_figure
+from attnlab.figures.matrix import MIN_TEXT_PX, cell_font_px, matrix_figure
+
+PLOTLY_JS = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
+DRAW = """async ([data, layout]) => {
+  const div = document.createElement('div');
+  document.body.replaceChildren(div);
+  await Plotly.newPlot(div, data, layout, { displayModeBar: false });
+  return [...div.querySelectorAll('g.heatmap-label text')].map(t => parseFloat(t.style.fontSize));
+}"""
+
+
+@pytest.fixture(scope="module")
+def plotly_tab(context):
+    """One blank tab with plotly.js loaded, for the module."""
+    tab = context.new_page()
+    tab.set_content("<!doctype html><body></body>")
+    tab.add_script_tag(path=str(PLOTLY_JS))
+    yield tab
+    tab.close()
+
+
+def drawn_sizes(tab, fig, px: int) -> set[float]:
+    """The font sizes of every cell's text, the values' text forced on, drawn `px` wide."""
+    spec = fig.to_dict()
+    data = [dict(spec["data"][0], texttemplate="%{z:.2f}"), *spec["data"][1:]]
+    return set(tab.evaluate(DRAW, [data, {**spec["layout"], "width": px}]))
+
+
+def predicted(fig, m: np.ndarray, px: int, panels: int = 1, gap_x: float = 0.0) -> int:
+    """`cell_font_px` for one panel of the figure's plot area at `px` wide (`panels` side by side, `gap_x` apart)."""
+    spec = fig.to_dict()
+    layout = spec["layout"]
+    margin = layout["margin"]
+    plot_w = (px - margin["l"] - margin["r"]) * (1 - gap_x * (panels - 1)) / panels
+    y = layout.get("yaxis", {}).get("domain", [0, 1])
+    plot_h = (layout["height"] - margin["t"] - margin["b"]) * (y[1] - y[0])
+    return cell_font_px(m, plot_w, plot_h, spec["data"][0]["xgap"])
+
+
+@pytest.mark.parametrize("px", [300, 340, 480, 800])
+@pytest.mark.parametrize(("rows", "cols", "scale"), [(6, 8, 1.0), (6, 8, 40.0), (3, 4, 0.01), (12, 12, 5.0)])
+def test_plotly_writes_a_matrixs_numbers_at_the_predicted_size(plotly_tab, px, rows, cols, scale):
+    m = np.random.default_rng(rows * cols).normal(size=(rows, cols)) * scale
+    with screen.at(px):
+        fig = matrix_figure(m, [f"t{i}" for i in range(rows)], [f"d{j}" for j in range(cols)])
+    size = predicted(fig, m, px)
+    assert drawn_sizes(plotly_tab, fig, px) == ({size} if size > 0 else set())  # Plotly writes none under 1 px
+    assert (fig.to_dict()["data"][0]["texttemplate"] is not None) == (size >= MIN_TEXT_PX)
+
+
+@pytest.mark.parametrize("px", [340, 480, 800])
+def test_two_heads_side_by_side_keep_their_numbers_only_where_they_are_legible(plotly_tab, px):
+    """The Playground's per-head stages: on a phone two heads of six tokens share a row and their cells are too
+    narrow for numbers Plotly would write at 5 px; a tablet's (7 px) and a desktop's keep them."""
+    tokens = "the cat sat on the mat".split()
+    mats = [np.random.default_rng(h).normal(size=(6, 6)) * 4 for h in range(2)]
+    with screen.at(px):
+        fig = matrices_figure(mats, ["Head 1", "Head 2"], tokens, tokens)
+    layout = fig.to_dict()["layout"]
+    assert layout["xaxis2"]["domain"][0] > 0  # side by side, as the Playground draws them
+    gap_x = layout["xaxis2"]["domain"][0] - layout["xaxis"]["domain"][1]
+    sizes = [predicted(fig, m, px, panels=2, gap_x=gap_x) for m in mats]
+    size = min(sizes)
+    written = [trace for trace in fig.to_dict()["data"] if trace.get("texttemplate")]
+    assert len(written) == (2 if size >= MIN_TEXT_PX else 0)
+    assert drawn_sizes(plotly_tab, fig, px) == set(sizes if written else sizes[:1])  # the first forced on
+    assert (size >= MIN_TEXT_PX) == (px >= 480)
+
+
+def test_a_column_per_head_drops_numbers_plotly_would_write_over_each_other(plotly_tab):
+    """64 tokens' one-column panels (64 heads of d_k = 1 on the Multi-head page): Plotly fits no text to a matrix one
+    column wide and writes it at the chart's 13 px into rows 8 px tall; those numbers are left out."""
+    tokens = [f"w{i}" for i in range(64)]
+    mats = [np.random.default_rng(h).normal(size=(64, 1)) for h in range(4)]
+    with screen.at(800):
+        fig = matrices_figure(mats, [f"Head {h + 1}" for h in range(4)], tokens, ["d0"])
+    layout = fig.to_dict()["layout"]
+    row_px = (layout["height"] - layout["margin"]["t"] - layout["margin"]["b"]) / 64
+    assert drawn_sizes(plotly_tab, fig, 800) == {13.0} and row_px < 13
+    assert not any(trace.get("texttemplate") for trace in fig.to_dict()["data"])
