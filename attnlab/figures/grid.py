@@ -26,6 +26,7 @@ from attnlab.figures.matrix import (
     heatmap_traces,
     legible,
     matrix_figure,
+    slanted,
 )
 from attnlab.figures.prebuilt import Prebuilt
 from attnlab.figures.text import label, unique_labels
@@ -54,6 +55,15 @@ def _title_block(titles: Sequence[str], panel_px: float) -> tuple[list[str], int
     return fitted, screen.line_px(TITLE_PX, max(map(screen.lines, fitted), default=0)) + 6
 
 
+def _panels(n: int, n_rows: int, n_cols: int, margin: dict) -> tuple[int, float, float]:
+    """Panels per row, and each panel's width and height (px), for `n` panels of n_rows x n_cols in `margin`."""
+    plot_px = max(1, screen.width() - margin["l"] - margin["r"])
+    panel_h = _height(n_rows) - TOP_PX - margin["b"]  # a panel's rows, as one row of panels has always had them
+    p = per_row(n, n_cols, plot_px, panel_h / n_rows)
+    panel_w = plot_px * (1 - GAP_X * (p - 1)) / p
+    return p, panel_w, min(panel_h, math.ceil(panel_w / n_cols / ASPECT * n_rows))  # a panel still too narrow: shorter
+
+
 def grid_figure(
     mats: Sequence[np.ndarray],
     titles: Sequence[str],
@@ -70,12 +80,14 @@ def grid_figure(
     labels_y, labels_x = unique_labels(rows), unique_labels(cols)  # the labels as heatmap_traces writes them
     measure = not bounded([*labels_y, *labels_x])
     scale = dict(showscale=True, y=labels_y, x=labels_x, **shared)  # what `_margin` reads of the first panel
-    margin = _margin(dict(BASE_LAYOUT["margin"], t=TOP_PX), [scale], np.concatenate([np.ravel(m) for m in mats]))
-    plot_px = max(1, screen.width() - margin["l"] - margin["r"])
-    panel_h = _height(n_rows) - TOP_PX - margin["b"]  # a panel's rows, as one row of panels has always had them
-    p = per_row(n, n_cols, plot_px, panel_h / n_rows)
-    panel_w = plot_px * (1 - GAP_X * (p - 1)) / p
-    panel_h = min(panel_h, math.ceil(panel_w / n_cols / ASPECT * n_rows))  # one panel still too narrow: shorter
+    values = np.concatenate([np.ravel(m) for m in mats])
+    base = dict(BASE_LAYOUT["margin"], t=TOP_PX)
+    margin = _margin(base, [scale], values, slant=False)
+    p, panel_w, panel_h = _panels(n, n_rows, n_cols, margin)
+    slant = slanted(labels_x, panel_w / n_cols)
+    if slant:  # the slanted labels' room, and the panels laid out again in what is left (their labels still slant)
+        margin = _margin(base, [scale], values, slant=True)
+        p, panel_w, panel_h = _panels(n, n_rows, n_cols, margin)
     fitted, title_px = _title_block(titles, panel_w)
     grid_rows = -(-n // p)
     gap_px = margin["b"] + title_px  # the row above's column labels, then this row's titles
@@ -89,7 +101,7 @@ def grid_figure(
         x0, y1 = c * (width + GAP_X), 1 - r * (panel_h + gap_px) / plot_h
         suffix = "" if i == 0 else str(i + 1)
         layout[f"xaxis{suffix}"], layout[f"yaxis{suffix}"] = _axes(
-            n_cols, measure, [x0, x0 + width], [max(0.0, y1 - height), y1], suffix
+            slant, measure, [x0, x0 + width], [max(0.0, y1 - height), y1], suffix
         )
         layout[f"yaxis{suffix}"]["showticklabels"] = c == 0  # the panels of a row share their row labels
         extra = hover_extra[i] if hover_extra else None

@@ -14,7 +14,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 import attnlab.figures.screen as screen
-from attnlab.figures.margins import COLORBAR_THICKNESS, COLORBAR_X, bounded, heatmap_margin
+from attnlab.figures.margins import COLORBAR_THICKNESS, COLORBAR_X, bounded, heatmap_margin, widest
 from attnlab.figures.palette import current
 from attnlab.figures.prebuilt import BASE_LAYOUT, TEMPLATE, Prebuilt, colorscale, expanded_scale, typed
 from attnlab.figures.projector import projector
@@ -40,6 +40,9 @@ MIN_TEXT_PX = 7  # ... and the font Plotly fits it to is at least this: smaller 
 # heads of six tokens side by side on a 390-px phone got 5-px numbers; 64 heads' 64 x 1 panels on a desktop, 13-px
 # numbers overlapping in 8-px rows), and each one cost the phone a millisecond to lay out (issue 61). Four heads of
 # six tokens on a desktop keep their 7-px numbers, as they had them.
+LEVEL_GAP_PX = 4  # column labels written level need at least this between two of them, or they read as one
+TICK_PX = 16  # Plotly writes a category axis's labels at least this far apart (1.2 x the 13-px font, rounded): where
+# columns are narrower, only every `label_step`-th column is labelled
 LINE_SPACING = 1.3  # Plotly's line height in ems (`constants/alignment.js`), with which it fits text to a cell
 BIG_CELLS = 1024  # above this many cells a chart sends float32 instead of float64
 GAP_SIDE = 64  # up to this many rows and columns cells are drawn apart; beyond, a gap is under a pixel wide and
@@ -174,13 +177,13 @@ def legible(traces: list[dict], mats: Sequence[np.ndarray], plot_w: float, plot_
     return [dict(values, texttemplate=None), *traces[1:]]
 
 
-def _axes(n_cols: int, measure: bool, x_domain=None, y_domain=None, anchor: str = "") -> tuple[dict, dict]:
-    """Category axes in token order, row 0 on top, slanted labels when there are many columns.
+def _axes(slanted: bool, measure: bool, x_domain=None, y_domain=None, anchor: str = "") -> tuple[dict, dict]:
+    """Category axes in token order, row 0 on top, the column labels `slanted` at -45 degrees or level.
 
     `measure`: Plotly measures the labels in the browser (automargin), for labels whose widths `figures.margins`
     does not bound (`margins.bounded`); the margins written already hold the others.
     """
-    x = dict(showgrid=False, zeroline=False, tickangle=-45 if _slanted(n_cols) else 0, type="category")
+    x = dict(showgrid=False, zeroline=False, tickangle=-45 if slanted else 0, type="category")
     y = dict(autorange="reversed", showgrid=False, zeroline=False, type="category")
     x["automargin"] = y["automargin"] = measure
     if x_domain is not None:
@@ -189,13 +192,25 @@ def _axes(n_cols: int, measure: bool, x_domain=None, y_domain=None, anchor: str 
     return x, y
 
 
-def _slanted(n_cols: int) -> bool:
-    """Column labels slant when there are many columns."""
-    return n_cols > 8
+def label_step(column_px: float) -> int:
+    """Plotly labels every this-many-th column of a category axis whose columns are `column_px` wide."""
+    return math.ceil(max(1.0, TICK_PX / column_px))
 
 
-def _margin(base: dict, traces: list[dict], m: np.ndarray) -> dict:
-    """`base` widened to the room the labels and the colour bar of `traces` (the first carries the scale) take."""
+def slanted(labels: Sequence[str], column_px: float) -> bool:
+    """Whether column labels must slant: the widest of them, written level, would not fit the room between two
+    labelled columns with `LEVEL_GAP_PX` to spare (two phone panels of six tokens' "the", "cat", "sat" ran together
+    as "thecatsat").
+
+    Widths are `margins.widest`'s upper bounds, so a label that might not fit in some browser's font slants; twelve
+    tokens on a desktop chart stay level.
+    """
+    return widest(labels) * BASE_LAYOUT["font"]["size"] + LEVEL_GAP_PX > label_step(column_px) * column_px
+
+
+def _margin(base: dict, traces: list[dict], m: np.ndarray, slant: bool) -> dict:
+    """`base` widened to the room the labels (`slant`ed or level) and the colour bar of `traces` (the first carries
+    the scale) take."""
     scale = traces[0]
     colorbar = None
     if scale["showscale"]:
@@ -203,7 +218,7 @@ def _margin(base: dict, traces: list[dict], m: np.ndarray) -> dict:
         low, high = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0)
         colorbar = (scale.get("zmin", low), scale.get("zmax", high))
     font_px = BASE_LAYOUT["font"]["size"]
-    return heatmap_margin(base, font_px, scale["y"], scale["x"], slanted=_slanted(len(scale["x"])), colorbar=colorbar)
+    return heatmap_margin(base, font_px, scale["y"], scale["x"], slanted=slant, colorbar=colorbar)
 
 
 def _height(n_rows: int) -> int:
@@ -265,8 +280,7 @@ def matrix_figure(
     """
     n_rows, n_cols = len(rows), len(cols)
     data = heatmap_traces(m, rows, cols, **kw)
-    xaxis, yaxis = _axes(n_cols, not bounded([*data[0]["y"], *data[0]["x"]]))
-    layout = dict(BASE_LAYOUT, xaxis=xaxis, yaxis=yaxis, height=_height(n_rows))
+    layout = dict(BASE_LAYOUT, height=_height(n_rows))
     text = screen.fit(label(title, 80), screen.width() - TITLE_SIDE_PX, TITLE_PX) if title else None
     layout["title"] = dict(text=text, x=0.0)
     layout["shapes"] = _rules(col_breaks, row_breaks, n_rows, n_cols, breaks_dash) + _row_outline(
@@ -277,8 +291,11 @@ def matrix_figure(
     margin = dict(
         layout["margin"], t=max(layout["margin"]["t"], 2 * (screen.line_px(TITLE_PX, screen.lines(text) - 1) + 12))
     )
-    layout["margin"] = _margin(margin, data, np.asarray(m, dtype=np.float64))
-    margin = layout["margin"]
+    values = np.asarray(m, dtype=np.float64)
+    level = _margin(margin, data, values, slant=False)
+    slant = slanted(data[0]["x"], (screen.width() - level["l"] - level["r"]) / max(1, n_cols))
+    layout["margin"] = margin = _margin(margin, data, values, slant=True) if slant else level
+    layout["xaxis"], layout["yaxis"] = _axes(slant, not bounded([*data[0]["y"], *data[0]["x"]]))
     plot_w, plot_h = screen.width() - margin["l"] - margin["r"], layout["height"] - margin["t"] - margin["b"]
     data = legible(data, [m], plot_w, plot_h)
     return Prebuilt(dict(data=data, layout=layout))

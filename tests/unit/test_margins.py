@@ -52,10 +52,11 @@ def test_margins_never_shrink_as_labels_grow_and_never_fall_under_the_base(rows,
 
 
 def test_a_matrix_chart_makes_room_for_its_labels_and_its_colour_bar():
-    wide = matrix_figure(np.ones((3, 12)), ["注意力机制"] * 3, [f"col{i}" for i in range(12)]).to_dict()
+    wide = matrix_figure(np.ones((3, 24)), ["注意力机制"] * 3, [f"column{i}" for i in range(24)]).to_dict()
     narrow = matrix_figure(np.ones((3, 3)), ["a"] * 3, ["b"] * 3).to_dict()
     assert wide["layout"]["margin"]["l"] > narrow["layout"]["margin"]["l"] > BASE["l"]
-    assert wide["layout"]["margin"]["b"] > narrow["layout"]["margin"]["b"]  # 12 columns: slanted labels
+    assert wide["layout"]["xaxis"]["tickangle"] == -45 and narrow["layout"]["xaxis"]["tickangle"] == 0
+    assert wide["layout"]["margin"]["b"] > narrow["layout"]["margin"]["b"]  # the slanted labels' room
     assert narrow["layout"]["margin"]["r"] > BASE["r"]  # the colour bar's room
     no_scale = matrix_figure(np.ones((3, 3)), ["a"] * 3, ["b"] * 3, showscale=False).to_dict()
     assert no_scale["layout"]["margin"]["r"] == BASE["r"]
