@@ -42,7 +42,7 @@ MIN_TEXT_PX = 7  # ... and the font Plotly fits it to is at least this: smaller 
 # six tokens on a desktop keep their 7-px numbers, as they had them.
 LEVEL_GAP_PX = 4  # column labels written level need at least this between two of them, or they read as one
 TICK_PX = 16  # Plotly writes a category axis's labels at least this far apart (1.2 x the 13-px font, rounded): where
-# columns are narrower, only every `label_step`-th column is labelled
+# columns are narrower, it labels only every few
 LINE_SPACING = 1.3  # Plotly's line height in ems (`constants/alignment.js`), with which it fits text to a cell
 BIG_CELLS = 1024  # above this many cells a chart sends float32 instead of float64
 GAP_SIDE = 64  # up to this many rows and columns cells are drawn apart; beyond, a gap is under a pixel wide and
@@ -192,20 +192,17 @@ def _axes(slanted: bool, measure: bool, x_domain=None, y_domain=None, anchor: st
     return x, y
 
 
-def label_step(column_px: float) -> int:
-    """Plotly labels every this-many-th column of a category axis whose columns are `column_px` wide."""
-    return math.ceil(max(1.0, TICK_PX / column_px))
-
-
 def slanted(labels: Sequence[str], column_px: float) -> bool:
     """Whether column labels must slant: the widest of them, written level, would not fit the room between two
     labelled columns with `LEVEL_GAP_PX` to spare (two phone panels of six tokens' "the", "cat", "sat" ran together
     as "thecatsat").
 
+    `column_px` comes from margins that are upper bounds, so Plotly's columns are at least that wide, and where they
+    are under `TICK_PX` it labels only every few, at least `TICK_PX` apart: that room is the least it gives a label.
     Widths are `margins.widest`'s upper bounds, so a label that might not fit in some browser's font slants; twelve
     tokens on a desktop chart stay level.
     """
-    return widest(labels) * BASE_LAYOUT["font"]["size"] + LEVEL_GAP_PX > label_step(column_px) * column_px
+    return widest(labels) * BASE_LAYOUT["font"]["size"] + LEVEL_GAP_PX > max(column_px, TICK_PX)
 
 
 def _margin(base: dict, traces: list[dict], m: np.ndarray, slant: bool) -> dict:

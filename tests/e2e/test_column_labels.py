@@ -7,12 +7,14 @@ band's width; the boxes of each panel's x tick labels are read back from the SVG
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
 from attnlab.figures import screen
 from attnlab.figures.grid import matrices_figure
-from attnlab.figures.matrix import label_step
+from attnlab.figures.matrix import TICK_PX, matrix_figure
 from tests.e2e.test_cell_text import PLOTLY_JS
 
 TICKS = """async ([data, layout]) => {
@@ -31,6 +33,11 @@ TOKENS = {
     "long": "attention mechanisms transform representations everywhere today".split(),
     "chinese": "我 喜欢 你 ， 你 也 喜欢 我".split(),
 }
+
+
+def label_step(column_px: float) -> int:
+    """Plotly labels every this-many-th column of a category axis whose columns are `column_px` wide."""
+    return math.ceil(max(1.0, TICK_PX / column_px))
 
 
 @pytest.fixture(scope="module")
@@ -95,3 +102,17 @@ def test_two_phone_heads_of_six_tokens_slant_and_a_desktops_stay_level(plotly_ta
         assert spec["layout"]["xaxis2"]["domain"][0] > 0 and (spec["layout"]["xaxis"]["tickangle"], px) == (angle, px)
         level = drawn_ticks(plotly_tab, spec, px, level=True)
         assert all(crowded(boxes) for boxes in level) == (px == 340)
+
+
+def test_labels_stay_apart_where_plotly_draws_a_wider_plot_than_the_margins_bound(plotly_tab):
+    """The Positions page's difference of two equal outputs (values near 1e-16) in half a desktop's page: the colour
+    bar's labels take less room than their bound, so Plotly's columns came out wider than worked out, past the width
+    where it labels every one, and level labels ran together 1.5 px apart. Drawn at every width the figure's band
+    stands for, up to a 1280-px window's half (the band's figure is drawn at any of them)."""
+    m = np.abs(np.random.default_rng(0).normal(size=(5, 8))) * 1e-16
+    with screen.at(800), screen.share(0.5):
+        least = screen.width()
+        spec = matrix_figure(m, "the dog chased a cat".split(), [f"d{i}" for i in range(8)], kind="positive").to_dict()
+    for px in range(least, 420, 4):
+        (boxes,) = drawn_ticks(plotly_tab, spec, px)
+        assert spec["layout"]["xaxis"]["tickangle"] != 0 or crowded(boxes) == [], px

@@ -17,6 +17,7 @@ import numpy as np
 import streamlit as st
 
 from attnlab.figures import matrix_figure
+from attnlab.figures.screen import share as screen_share
 from attnlab.lm import LanguageModel
 from attnlab.lmlab.finder import SCORES, head_scores
 from attnlab.lmlab.reading import Reading, copies
@@ -57,7 +58,7 @@ def section(lm: LanguageModel, step: int | None, got: Reading) -> None:
     with left:
         model_view(on_screen)
     grids = scores(on_screen.digest, got)
-    with right:
+    with right, screen_share(2 / 5):  # the scores' grid laid out for its column
         score_grids(grids, lm)
         pushed = attribution.switch()
     if pushed:

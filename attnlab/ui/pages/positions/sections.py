@@ -6,6 +6,7 @@ import streamlit as st
 from attnlab import links
 from attnlab.figures import dim_labels, matrix_figure
 from attnlab.figures.lessons import pe_figure
+from attnlab.figures.screen import share as screen_share
 from attnlab.lessons import positions as lesson
 from attnlab.limits import MAX_POSITIONS_TOKENS
 from attnlab.tokens import tokenize
@@ -39,14 +40,15 @@ def shuffle_controls() -> list[str]:
 
 
 def outputs(shown: lesson.Equivariance, tokens: list[str], d_model: int) -> None:
-    """Original, shuffled, un-shuffled outputs and their difference."""
+    """Original, shuffled, un-shuffled outputs and their difference, two charts to a row: each laid out for half the
+    page (its title wrapped, its column labels slanted where they would not fit)."""
     dims = dim_labels(d_model)
     left, right = st.columns(2)
-    with left:
+    with left, screen_share(0.5):
         chart(matrix_figure(shown.out, tokens, dims, title=t("lesson_positions.out_original")), key="lpos.chart.out")
         back = matrix_figure(shown.out_unshuffled, tokens, dims, title=t("lesson_positions.out_back"))
         chart(back, key="lpos.chart.back")
-    with right:
+    with right, screen_share(0.5):
         title = t("lesson_positions.out_shuffled")
         chart(matrix_figure(shown.out_shuffled, shown.shuffled_tokens, dims, title=title), key="lpos.chart.shuffled")
         diff = matrix_figure(shown.difference, tokens, dims, kind="positive", title=t("lesson_positions.out_diff"))

@@ -9,6 +9,7 @@ import torch
 from attnlab import links
 from attnlab.attention import AttentionSteps, attention_steps
 from attnlab.figures import dim_labels, grid_figure, matrix_figure
+from attnlab.figures.screen import share as screen_share
 from attnlab.tiled import TiledTrace, assembled, step_stats, tiled_trace
 from attnlab.ui.app.i18n import t
 from attnlab.ui.app.state import PageState
@@ -82,14 +83,14 @@ def tile_and_matrix(full: AttentionSteps, trace: TiledTrace, s: int) -> None:
     qs, ks = [f"q{i}" for i in range(n)], [f"k{j}" for j in range(n)]
     axes = dict(row_name=t("tiled.query"), col_name=t("tiled.key"))
     left, right = st.columns(2)
-    with left:
+    with left, screen_share(0.5):  # each chart laid out for half the page
         st.markdown(f"**{t('tiled.tile_title')}**")
         if cur.skipped:
             st.info(t("tiled.skipped"), icon=":material/skip_next:")
         else:
             chart(matrix_figure(cur.scores.numpy(), qs[r0:r1], ks[c0:c1], **axes), "tl.tile")
         st.caption(t("tiled.held", bq=r1 - r0, bk=c1 - c0, n=(r1 - r0) * (c1 - c0), t=n, tt=n * n))
-    with right:
+    with right, screen_share(0.5):
         st.markdown(f"**{t('tiled.full_title')}**")
         fig = matrix_figure(
             full.weights.numpy(),
