@@ -11,7 +11,7 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from attnlab.figures.lines import LEGEND_BELOW, line_figure, rule, scatter, subplot_row, suffix
+from attnlab.figures.lines import LEGEND_BELOW, axis_px, line_figure, log_ticks, rule, scatter, subplot_row, suffix
 from attnlab.figures.palette import current
 from attnlab.figures.text import esc as _esc
 from attnlab.figures.text import label
@@ -121,7 +121,7 @@ def variance_figure(
         scatter(d_k, var_scaled, names["scaled"], mode="lines+markers", marker=dict(size=7, color=p.line(0))),
     ]
     axes = dict(
-        xaxis=dict(type="log", title=dict(text="d_k")),
+        xaxis=dict(type="log", title=dict(text="d_k"), **log_ticks(d_k, axis_px())),
         yaxis=dict(type="log", title=dict(text=_esc(names["y"]))),
         shapes=[rule(x=user_dk, dash="dot", color=p.neutral)],
     )
@@ -135,6 +135,7 @@ def saturation_figure(
     p = current()
     metrics = ("max_weight", "entropy", "grad_norm")
     axes = subplot_row([_esc(names[m]) for m in metrics], 0.08)
+    ticks = log_ticks(d_k, axis_px(width=(1 - 0.08 * 2) / 3))
     data = []
     for col, m in enumerate(metrics, start=1):
         n = suffix(col)
@@ -143,7 +144,7 @@ def saturation_figure(
                 line=dict(color=colour), showlegend=col == 1, legendgroup=variant, xaxis=f"x{n}", yaxis=f"y{n}"
             )
             data.append(scatter(list(d_k), curves[variant][m], names[variant], mode="lines+markers", **style))
-        axes[f"xaxis{n}"].update(type="log", title=dict(text="d_k"))
+        axes[f"xaxis{n}"].update(type="log", title=dict(text="d_k"), **ticks)
     axes["shapes"] = [rule(col, x=user_dk, dash="dot", color=p.neutral) for col in (1, 2, 3)] + [
         rule(1, y=1.0 / n_keys, dash="dash", color=p.neutral),
         rule(2, y=float(np.log(n_keys)), dash="dash", color=p.neutral),
@@ -156,6 +157,7 @@ def rnn_figure(t_max: int, user_t: int, names: dict[str, str], d: int) -> go.Fig
     p = current()
     ts = np.unique(np.round(np.geomspace(1, t_max, 60)).astype(int))
     axes = subplot_row([_esc(names["steps_title"]), _esc(names["flops_title"])], 0.1)
+    ticks = log_ticks(ts, axis_px(width=(1 - 0.1) / 2))
     data = []
     for col, y, which in (
         (1, ts, "rnn"),
@@ -170,7 +172,7 @@ def rnn_figure(t_max: int, user_t: int, names: dict[str, str], d: int) -> go.Fig
         )
         data.append(trace if col == 1 else dict(trace, showlegend=False))  # one legend entry per series
     for n in ("", "2"):
-        axes[f"xaxis{n}"].update(type="log", title=dict(text="T"))
+        axes[f"xaxis{n}"].update(type="log", title=dict(text="T"), **ticks)
         axes[f"yaxis{n}"].update(type="log")
     axes["shapes"] = [rule(col, x=user_t, dash="dot", color=p.neutral) for col in (1, 2)]
     return line_figure(data, axes, None, 370, legend=LEGEND_BELOW)

@@ -9,6 +9,7 @@ import plotly.graph_objects as go
 
 import attnlab.figures.screen as screen
 from attnlab.bench.memory import format_bytes
+from attnlab.figures.margins import em_width
 from attnlab.figures.palette import current
 from attnlab.figures.prebuilt import BASE_LAYOUT, TEMPLATE
 from attnlab.figures.text import esc
@@ -22,6 +23,10 @@ TITLE_PX = 18  # a chart title's font, at its largest (Plotly's default, 1.4 x t
 SUBPLOT_TITLE_PX = 16
 TITLE_MAX_LINES = 3
 SIDE_PX = 20  # of a chart's width, what its title may not use (the margins and Plotly's title pad)
+Y_LABELS_PX = 40  # of a chart's width, what its first y axis's tick labels take at most (numbers of up to 4 digits)
+TICK_GAP_PX = 6  # between two tick labels of a log axis, so they read as two numbers
+AUTORANGE_PAD = 1.1  # Plotly's autorange shows about 5% more than the data on each side (markers take more)
+LOG_STEPS = ((1, 2, 5), (1,))  # a decade's ticks, the richest that fits first; then every decade, or every n-th
 
 
 def line_figure(
@@ -117,6 +122,50 @@ def rule(subplot: int = 1, *, x: float | None = None, y: float | None = None, da
     if x is not None:
         return dict(type="line", x0=x, x1=x, xref=f"x{n}", y0=0, y1=1, yref=f"y{n} domain", line=line)
     return dict(type="line", x0=0, x1=1, xref=f"x{n} domain", y0=y, y1=y, yref=f"y{n}", line=line)
+
+
+def plain_number(x: float) -> str:
+    """A tick on a log axis written plainly: 0.001, 0.5, 2, 5000, 10k, 2M, 10B."""
+    for above, scale, unit in ((1e9, 1e9, "B"), (1e6, 1e6, "M"), (1e4, 1e3, "k")):
+        if x >= above:
+            return f"{x / scale:g}{unit}"
+    return f"{x:g}"
+
+
+def axis_px(share: float = 1.0, width: float = 1.0) -> float:
+    """About how long an x axis taking `width` of a chart's plot is (the chart `share` of the page), for its ticks:
+    never longer than Plotly draws it."""
+    return max(1.0, (screen.width(share) - SIDE_PX - Y_LABELS_PX) * width)
+
+
+def log_ticks(values: Sequence[float], length_px: float) -> dict:
+    """Ticks for a log x axis `length_px` long over `values`: 1, 2 and 5 of each decade where their labels have room,
+    else every decade, or every n-th, so that no two labels run together. Plotly's own ticks keep four or more however
+    short the axis, and "1 2 5 10 2 5 100 2 5 1000" ran together in a third of a phone's chart.
+
+    Returns the axis's tickvals and ticktext (written by `plain_number`): one label alone (a decade where there is one)
+    where no two fit, and nothing (Plotly's own choice) where the values hold no 1, 2 or 5 of any decade. Label widths
+    are `margins.em_width`'s upper bounds.
+    """
+    pos = [float(v) for v in values if v > 0 and math.isfinite(v)]
+    if not pos or max(pos) <= min(pos):
+        return {}
+    lo, hi = min(pos), max(pos)
+    per_decade = length_px / (math.log10(hi / lo) * AUTORANGE_PAD)
+    first, last = math.floor(math.log10(lo)), math.ceil(math.log10(hi))
+    inside = [e for e in range(first, last + 1) if lo / 1.001 <= 10.0**e <= hi * 1.001]  # the decades shown
+    candidates = [[m * 10.0**e for e in range(first, last + 1) for m in steps] for steps in LOG_STEPS]
+    candidates += [[10.0**e for e in inside[::n]] for n in range(2, len(inside))]
+    for ticks in candidates:
+        ticks = [x for x in ticks if lo / 1.001 <= x <= hi * 1.001]
+        text = [plain_number(x) for x in ticks]
+        if len(ticks) >= 2 and all(
+            math.log10(b / a) * per_decade >= (em_width(ta) + em_width(tb)) * BASE_FONT_PX / 2 + TICK_GAP_PX
+            for a, b, ta, tb in zip(ticks, ticks[1:], text, text[1:], strict=False)
+        ):
+            return dict(tickvals=ticks, ticktext=text)
+    alone = [10.0**e for e in inside] or [x for x in candidates[0] if lo / 1.001 <= x <= hi * 1.001]
+    return dict(tickvals=alone[:1], ticktext=[plain_number(x) for x in alone[:1]]) if alone else {}
 
 
 def decade_ticks(values: Sequence[float]) -> tuple[list[float], list[str]]:
