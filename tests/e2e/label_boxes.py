@@ -9,6 +9,9 @@ or height, `display: none`, `visibility: hidden`, fully transparent, or inside a
 an inactive tab), which `checkVisibility` reports as hidden. Boxes are in page coordinates (the scroll added), so
 labels of different charts compare too.
 
+`crowded_ticks(page)` reads each chart's x axes' tick labels written level (slanted ones stand apart by design) and
+describes the neighbours less than `TICK_GAP_PX` apart on one axis: "1 2 5 10 2 5 100" in a third of a phone's chart.
+
 `collisions(boxes, tol_px=2)` lists the pairs whose boxes overlap by more than `tol_px` in both directions;
 `crowded(boxes, gap_px=4)` the pairs on one line (they share more than half the shorter one's height) with less than
 `gap_px` between them, which read as one label ("k, K/V head 1k rotated, K/V head 1") without overlapping.
@@ -16,6 +19,7 @@ labels of different charts compare too.
 
 from __future__ import annotations
 
+TICK_GAP_PX = 2  # between two neighbouring tick labels of one axis as drawn, or they read as one number or word
 KINDS = ("title", "annotation", "legend", "legend-title", "axis-title", "colorbar-title")
 
 COLLECT = """() => {
@@ -46,6 +50,32 @@ COLLECT = """() => {
   });
   return out;
 }"""
+
+
+CROWDED_TICKS = """(gapPx) => {
+  const out = [];
+  document.querySelectorAll('[data-testid="stPlotlyChart"]').forEach((chart, index) => {
+    chart.querySelectorAll('.xaxislayer-above').forEach(layer => {
+      const boxes = [...layer.querySelectorAll('text')]
+        .filter(t => t.textContent.trim() && !(t.getAttribute('transform') || '').includes('rotate')
+                     && t.checkVisibility({ checkOpacity: true, checkVisibilityCSS: true }))
+        .map(t => ({ text: t.textContent, r: t.getBoundingClientRect() }))
+        .filter(b => b.r.width >= 1)
+        .sort((a, b) => a.r.left - b.r.left);
+      for (let i = 1; i < boxes.length; i++) {
+        const gap = boxes[i].r.left - boxes[i - 1].r.right;
+        if (gap < gapPx) out.push(`chart ${index}: x tick labels ${JSON.stringify(boxes[i - 1].text)} and `
+                                  + `${JSON.stringify(boxes[i].text)} ${gap.toFixed(1)} px apart`);
+      }
+    });
+  });
+  return out;
+}"""
+
+
+def crowded_ticks(page) -> list[str]:
+    """Every pair of neighbouring level x tick labels of one axis less than `TICK_GAP_PX` apart, described."""
+    return page.evaluate(CROWDED_TICKS, TICK_GAP_PX)
 
 
 def label_boxes(page) -> list[dict]:

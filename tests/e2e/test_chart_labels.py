@@ -23,7 +23,7 @@ from attnlab.links.lm import SECTIONS as LM_SECTIONS
 from attnlab.testing import rerun, serve_app, settle, watch
 from attnlab.ui.app.registry import PAGES
 from tests.e2e.conftest import HAVE_CHROMIUM, _no_browser
-from tests.e2e.label_boxes import collisions, crowded, describe, label_boxes
+from tests.e2e.label_boxes import collisions, crowded, crowded_ticks, describe, label_boxes
 
 pytestmark = pytest.mark.e2e
 
@@ -138,7 +138,7 @@ def clashes(boxes: list[dict]) -> list[str]:
 def test_no_two_chart_labels_collide_on_a_projector_or_a_phone(tour, labels_server, lang, size, link):
     tab = visit(tour, labels_server, lang, link, size)
     boxes = label_boxes(tab)
-    found = clashes(boxes)
+    found = clashes(boxes) + crowded_ticks(tab)
     assert found == [], f"{with_lang(link, lang)} at {size[0]} x {size[1]}\n" + "\n".join(found)
     assert len({box["chart"] for box in boxes if box["kind"] == "legend"}) >= LEGENDS.get(link, 0)
     assert tab.locator('[data-testid="stException"]').count() == 0  # and no page, in either language, fails
