@@ -16,6 +16,7 @@ import streamlit as st
 
 from attnlab.figures import matrix_figure
 from attnlab.figures.prebuilt import Prebuilt
+from attnlab.figures.screen import share as screen_share
 from attnlab.pretrained import PATTERNS
 from attnlab.ui.app.i18n import t
 from attnlab.ui.app.state import PageState
@@ -99,9 +100,9 @@ def rollout_charts(page: PageState, tokens: list[str], raw: np.ndarray, rolled: 
     """One layer's head-averaged weights beside the rollout up to it, both (T, T), and what rollout cannot say."""
     axes = dict(kind="prob", row_name=t("stages.query"), col_name=t("stages.key"))
     left, right = st.columns(2)
-    with left:
+    with left, screen_share(0.5):  # each chart laid out for half the page
         chart(matrix_figure(raw, tokens, tokens, title=t("real.raw_title", layer=layer + 1), **axes), page.key("raw"))
-    with right:
+    with right, screen_share(0.5):
         title = t("real.rollout_title", layer=layer + 1)
         chart(matrix_figure(rolled, tokens, tokens, title=title, **axes), page.key("rollout"))
     st.info(t("real.rollout_honest"), icon=":material/info:")

@@ -19,6 +19,7 @@ from attnlab import links
 from attnlab.figures import matrix_figure
 from attnlab.figures.attnfile import as_array
 from attnlab.figures.pretrained import head_lines_figure, model_view_figure, thumbnail_levels
+from attnlab.figures.screen import share as screen_share
 from attnlab.limits import MAX_DRAWN_TOKENS
 from attnlab.pretrained import PATTERNS, head_scores
 from attnlab.pretrained import rollout as rollout_of
@@ -146,7 +147,7 @@ def head_view(shown: Shown) -> None:
         chart(lines, key_of("head_lines"))
         return
     left, right = st.columns([3, 2])
-    with left:
+    with left, screen_share(3 / 5):  # the map laid out for its column
         chart(
             matrix_figure(
                 weights,

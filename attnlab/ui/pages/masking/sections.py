@@ -5,6 +5,7 @@ import streamlit as st
 
 from attnlab import links
 from attnlab.figures import matrix_figure
+from attnlab.figures.screen import share as screen_share
 from attnlab.lessons import masking as lesson
 from attnlab.limits import MAX_MASKING_TOKENS
 from attnlab.tokens import tokenize
@@ -66,7 +67,7 @@ def causal_rows(tokens: list[str]) -> None:
         return
     check, n = lesson.parallel_vs_sequential(tokens), len(tokens)
     left, right = st.columns([3, 2])
-    with left:
+    with left, screen_share(3 / 5):  # the chart laid out for its column
         fig = matrix_figure(
             check.drawn_weights.numpy(),
             tokens,
