@@ -15,6 +15,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 import attnlab.figures.screen as screen
+from attnlab.figures.celltext import legible
 from attnlab.figures.margins import bounded
 from attnlab.figures.matrix import (
     BASE_LAYOUT,
@@ -24,7 +25,6 @@ from attnlab.figures.matrix import (
     _row_outline,
     _zrange,
     heatmap_traces,
-    legible,
     matrix_figure,
     slanted,
 )

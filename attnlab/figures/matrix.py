@@ -6,7 +6,6 @@ Plotly only through `figures.text`, which escapes it; colours come from the curr
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import Literal
 
@@ -14,6 +13,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 import attnlab.figures.screen as screen
+from attnlab.figures.celltext import BLOCKED_LABEL, legible
 from attnlab.figures.margins import COLORBAR_THICKNESS, COLORBAR_X, bounded, heatmap_margin, widest
 from attnlab.figures.palette import current
 from attnlab.figures.prebuilt import BASE_LAYOUT, TEMPLATE, Prebuilt, colorscale, expanded_scale, typed
@@ -27,7 +27,6 @@ __all__ = [  # the builders, and what other modules have imported from here
     "expanded_scale",
     "head_columns_figure",
     "heatmap_traces",
-    "legible",
     "matrix_figure",
     "projector",
     "vector",
@@ -35,15 +34,11 @@ __all__ = [  # the builders, and what other modules have imported from here
 
 Kind = Literal["signed", "prob", "positive"]
 TITLE_PX, TITLE_SIDE_PX = 18, 20  # a chart title's font at its largest, and what of the chart's width it may not use
-TEXT_CELLS = 160  # write each cell's value on the chart when the matrix is at most this big ...
-MIN_TEXT_PX = 7  # ... and the font Plotly fits it to is at least this: smaller numbers are clutter, not text (two
-# heads of six tokens side by side on a 390-px phone got 5-px numbers; 64 heads' 64 x 1 panels on a desktop, 13-px
-# numbers overlapping in 8-px rows), and each one cost the phone a millisecond to lay out (issue 61). Four heads of
-# six tokens on a desktop keep their 7-px numbers, as they had them.
+TEXT_CELLS = 160  # write each cell's value on the chart when the matrix is at most this big (`celltext.legible`
+# keeps it where it can be read)
 LEVEL_GAP_PX = 4  # column labels written level need at least this between two of them, or they read as one
 TICK_PX = 16  # Plotly writes a category axis's labels at least this far apart (1.2 x the 13-px font, rounded): where
 # columns are narrower, it labels only every few
-LINE_SPACING = 1.3  # Plotly's line height in ems (`constants/alignment.js`), with which it fits text to a cell
 BIG_CELLS = 1024  # above this many cells a chart sends float32 instead of float64
 GAP_SIDE = 64  # up to this many rows and columns cells are drawn apart; beyond, a gap is under a pixel wide and
 # Plotly draws gapped cells one by one (2.4x slower for a 128 x 1536 matrix in Chromium)
@@ -131,7 +126,7 @@ def heatmap_traces(
                 showscale=False,
                 colorscale=[[0.0, palette.blocked], [1.0, palette.blocked]],
                 name="blocked",
-                **(dict(text=np.where(blocked, "−∞", "").tolist(), texttemplate="%{text}") if label else {}),
+                **(dict(text=np.where(blocked, BLOCKED_LABEL, "").tolist(), texttemplate="%{text}") if label else {}),
                 xgap=gap,
                 ygap=gap,
                 textfont=dict(color=palette.blocked_text),
@@ -139,42 +134,6 @@ def heatmap_traces(
             )
         )
     return traces
-
-
-def _spacing(length_px: float, n: int) -> float:
-    """The fewest pixels between two neighbouring cells' centres, as Plotly rounds them (`length_px` if only one)."""
-    if n < 2:
-        return length_px
-    centres = np.floor(np.arange(n) * (length_px / n) + length_px / n / 2 + 0.5)  # JavaScript's Math.round
-    return float(np.diff(centres).min())
-
-
-def cell_font_px(m: np.ndarray, plot_w: float, plot_h: float, gap: int) -> int:
-    """The largest font, up to the chart's, at which `m`'s longest cell value fits its cell in a `plot_w` x `plot_h`
-    plot: Plotly's own fit for heatmap text (`textfont.size` auto) gives each character half a line height across
-    and one line down, the cells measured between their centres as drawn, less the gap.
-
-    Plotly fits nothing when the matrix is one row or one column (it takes the chart's font, whatever the cells'
-    size); this measures those cells too, which is what decides whether their numbers are legible.
-    """
-    finite = np.asarray(m, dtype=np.float64)
-    finite = finite[np.isfinite(finite)]
-    chars = max(len(f"{v:.2f}") for v in (finite.min(), finite.max())) if finite.size else 1
-    n_rows, n_cols = np.shape(m)
-    across = (_spacing(plot_w, n_cols) - gap) / chars / (LINE_SPACING / 2)
-    down = (_spacing(plot_h, n_rows) - gap) / LINE_SPACING
-    return min(math.floor(across), math.floor(down), BASE_LAYOUT["font"]["size"])
-
-
-def legible(traces: list[dict], mats: Sequence[np.ndarray], plot_w: float, plot_h: float) -> list[dict]:
-    """`traces` (the values first) without the values' cell text when the longest of `mats` (the chart's panels,
-    each drawn `plot_w` x `plot_h`) would be written under `MIN_TEXT_PX`: the hover still says each value."""
-    values = traces[0]
-    if values.get("texttemplate") is None:
-        return traces
-    if min(cell_font_px(m, plot_w, plot_h, values["xgap"]) for m in mats) >= MIN_TEXT_PX:
-        return traces
-    return [dict(values, texttemplate=None), *traces[1:]]
 
 
 def _axes(slanted: bool, measure: bool, x_domain=None, y_domain=None, anchor: str = "") -> tuple[dict, dict]:

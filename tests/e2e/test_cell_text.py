@@ -1,4 +1,4 @@
-"""The numbers written in heatmap cells, checked against Plotly's own fitting in Chromium: `matrix.cell_font_px`
+"""The numbers written in heatmap cells, checked against Plotly's own fitting in Chromium: `celltext.cell_font_px`
 predicts the font Plotly writes them at, so a chart keeps its numbers only where they are legible (issue 61).
 
 Each figure is built for a width band, its values' text forced on, and drawn by the plotly.js that plotly.py ships
@@ -15,8 +15,9 @@ import plotly
 import pytest
 
 from attnlab.figures import screen
+from attnlab.figures.celltext import MIN_TEXT_PX, cell_font_px
 from attnlab.figures.grid import matrices_figure
-from attnlab.figures.matrix import MIN_TEXT_PX, cell_font_px, matrix_figure
+from attnlab.figures.matrix import matrix_figure
 
 PLOTLY_JS = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
 DRAW = """async ([data, layout]) => {
@@ -96,3 +97,40 @@ def test_a_column_per_head_drops_numbers_plotly_would_write_over_each_other(plot
     row_px = (layout["height"] - layout["margin"]["t"] - layout["margin"]["b"]) / 64
     assert drawn_sizes(plotly_tab, fig, 800) == {13.0} and row_px < 13
     assert not any(trace.get("texttemplate") for trace in fig.to_dict()["data"])
+
+
+BLOCKED = """async ([data, layout]) => {
+  const div = document.createElement('div');
+  document.body.replaceChildren(div);
+  await Plotly.newPlot(div, data, layout, { displayModeBar: false });
+  return [...div.querySelectorAll('g.heatmap-label text')].filter(t => t.textContent === '−∞').map(t => {
+    const r = t.getBoundingClientRect();
+    return { left: r.left, right: r.right, top: Math.round(r.top), size: parseFloat(t.style.fontSize) };
+  });
+}"""
+
+
+@pytest.mark.parametrize("px", [300, 340, 480, 800])
+@pytest.mark.parametrize(("heads", "n"), [(1, 6), (2, 6), (4, 6), (1, 12), (2, 12)])
+def test_blocked_cells_say_minus_infinity_inside_their_cells(plotly_tab, px, heads, n):
+    """Causal scores (each head's upper triangle blocked): every "−∞" Plotly writes stays clear of its neighbours in
+    the row, at the size `blocked_font_px` gave it; where that is under `MIN_TEXT_PX` none is written."""
+    tokens = [f"t{i}" for i in range(n)]
+    causal = np.where(np.tril(np.ones((n, n))) > 0, 0.5, -np.inf)
+    with screen.at(px):
+        fig = matrices_figure([causal] * heads, [f"Head {h + 1}" for h in range(heads)], tokens, tokens)
+    spec = fig.to_dict()
+    layers = [trace for trace in spec["data"] if trace.get("name") == "blocked"]
+    boxes = plotly_tab.evaluate(BLOCKED, [spec["data"], {**spec["layout"], "width": px}])
+    if "texttemplate" not in layers[0]:
+        assert boxes == []
+        return
+    size = layers[0]["textfont"]["size"]
+    assert size >= MIN_TEXT_PX and {box["size"] for box in boxes} == {size}
+    assert len(boxes) == heads * n * (n - 1) // 2
+    rows: dict[int, list[dict]] = {}
+    for box in boxes:
+        rows.setdefault(box["top"], []).append(box)
+    for row in rows.values():
+        row.sort(key=lambda box: box["left"])
+        assert all(b["left"] - a["right"] >= 1 for a, b in zip(row, row[1:], strict=False)), row
