@@ -6,6 +6,7 @@ import os
 import shutil
 from pathlib import Path
 
+import plotly
 import pytest
 
 from attnlab.live import HOLD_ENV
@@ -15,6 +16,7 @@ __all__ = ["ROOT", "open_app", "rerun", "serve_app", "settle"]
 
 CHROMIUM = os.environ.get("CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 HAVE_CHROMIUM = Path(CHROMIUM).exists()
+PLOTLY_JS = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"  # the plotly.js plotly.py ships
 
 pytestmark = pytest.mark.e2e
 
@@ -173,3 +175,14 @@ def metric_value(tab, label: str) -> str:
     """The value shown under the metric whose label contains `label`."""
     box = tab.locator('[data-testid="stMetric"]').filter(has_text=label).first
     return box.locator('[data-testid="stMetricValue"]').inner_text().strip()
+
+
+@pytest.fixture(scope="module")
+def plotly_tab(context):
+    """One blank tab with the plotly.js plotly.py ships loaded and no page margin, for a module that draws figures
+    with Plotly alone (a reference this project does not control) and reads back what it drew."""
+    tab = context.new_page()
+    tab.set_content("<!doctype html><body style='margin:0'></body>")
+    tab.add_script_tag(path=str(PLOTLY_JS))
+    yield tab
+    tab.close()

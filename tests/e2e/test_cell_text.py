@@ -8,10 +8,7 @@ the cell text are read back from the SVG.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
-import plotly
 import pytest
 
 from attnlab.figures import screen
@@ -19,23 +16,12 @@ from attnlab.figures.celltext import MIN_TEXT_PX, cell_font_px
 from attnlab.figures.grid import matrices_figure
 from attnlab.figures.matrix import matrix_figure
 
-PLOTLY_JS = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
 DRAW = """async ([data, layout]) => {
   const div = document.createElement('div');
   document.body.replaceChildren(div);
   await Plotly.newPlot(div, data, layout, { displayModeBar: false });
   return [...div.querySelectorAll('g.heatmap-label text')].map(t => parseFloat(t.style.fontSize));
 }"""
-
-
-@pytest.fixture(scope="module")
-def plotly_tab(context):
-    """One blank tab with plotly.js loaded, for the module."""
-    tab = context.new_page()
-    tab.set_content("<!doctype html><body></body>")
-    tab.add_script_tag(path=str(PLOTLY_JS))
-    yield tab
-    tab.close()
 
 
 def drawn_sizes(tab, fig, px: int) -> set[float]:

@@ -15,7 +15,6 @@ import pytest
 from attnlab.figures import screen
 from attnlab.figures.grid import matrices_figure
 from attnlab.figures.matrix import TICK_PX, matrix_figure
-from tests.e2e.test_cell_text import PLOTLY_JS
 
 TICKS = """async ([data, layout]) => {
   const div = document.createElement('div');
@@ -38,16 +37,6 @@ TOKENS = {
 def label_step(column_px: float) -> int:
     """Plotly labels every this-many-th column of a category axis whose columns are `column_px` wide."""
     return math.ceil(max(1.0, TICK_PX / column_px))
-
-
-@pytest.fixture(scope="module")
-def plotly_tab(context):
-    """One blank tab with plotly.js loaded, for the module."""
-    tab = context.new_page()
-    tab.set_content("<!doctype html><body style='margin:0'></body>")
-    tab.add_script_tag(path=str(PLOTLY_JS))
-    yield tab
-    tab.close()
 
 
 def drawn_ticks(tab, spec: dict, px: int, level: bool = False) -> list[list[dict]]:
