@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 
+from attnlab.figures.prebuilt import BASE_LAYOUT, TEMPLATE
 from attnlab.ui.app import preload
 
 
@@ -33,17 +34,20 @@ def test_a_frontend_without_that_module_gets_no_preload(monkeypatch, tmp_path):
         preload.plotly_module.cache_clear()
 
 
-def test_the_script_loads_every_face_a_page_can_use_and_only_those():
-    """The faces named by FONTS are the frontend's own @font-face families for formulas, text and code: a Streamlit
-    upgrade that renamed them would leave Plotly redrawing every chart once they load (`preload` says why)."""
+def test_the_faces_kept_from_plotly_are_the_frontends_formula_code_and_icon_faces_and_no_charts():
+    """The faces named by NOT_IN_CHARTS are the frontend's own @font-face families for formulas, code and icons, and
+    no chart draws in one: a Streamlit upgrade that renamed them would leave Plotly drawing charts again as they load,
+    and a chart font among them would leave its labels measured in a fallback face (`preload` says why)."""
     css = "\n".join(p.read_text(encoding="utf-8") for p in (preload.FRONTEND_JS.parent / "css").glob("index.*.css"))
     families = set(re.findall(r"@font-face\{[^}]*?font-family:\s*\"?([^;\"}]+)", css))
-    pattern = re.compile(preload.FONTS.strip("/"))
-    loaded = {family for family in families if pattern.search(family)}
-    assert {"Source Sans", "Source Code Pro", "KaTeX_Main", "KaTeX_Math", "KaTeX_Size1"} <= loaded
-    assert families - loaded == {"Source Serif"}  # no theme of ours sets it
+    pattern = re.compile(preload.NOT_IN_CHARTS.strip("/"))
+    hidden = {family for family in families if pattern.search(family)}
+    assert {"Source Code Pro", "KaTeX_Main", "KaTeX_Math", "KaTeX_Size1", "KaTeX_AMS"} <= hidden
+    assert families - hidden == {"Source Sans", "Source Serif"}  # the body fonts: a themed chart may draw in them
+    chart_fonts = [BASE_LAYOUT["font"]["family"], TEMPLATE.layout.font.family]
+    assert all(not pattern.search(name.strip()) for fonts in chart_fonts for name in fonts.split(","))
     html = preload.script("PlotlyChart.abc.js")
-    assert preload.FONTS in html and "FONTS" not in html.replace(preload.FONTS, "")
+    assert preload.NOT_IN_CHARTS in html and "NOT_IN_CHARTS" not in html.replace(preload.NOT_IN_CHARTS, "")
 
 
 def test_every_run_holds_placeholders_still_with_or_without_the_chart_module(monkeypatch):

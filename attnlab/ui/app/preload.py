@@ -10,13 +10,19 @@ find it loaded (the element stays, so the page never shifts by its row). The mod
 of the frontend build, so it is read from the installed Streamlit; where it cannot be found, nothing is sent
 and charts load as they always did.
 
-The same script starts loading the font faces a page's text can use (the formulas' KaTeX faces, code, italics).
-Plotly draws a chart again, every cell, once any font face that was not loaded when its draw began has loaded
-(the text it measured may have changed width): a formula's large brackets or a code comment's italics, first
-used below the charts, redrew every chart above them (15 on the Multi-head page at 64 heads: its heatmaps were
-painted 74 times, now 50). Loaded while the server computes, they are there before the first chart. Chromium also
-makes every face anew, unloaded, when some elements add styles (a data frame's, say); the first of those to load
-then starts the others, so that they load together instead of one by one as the text below needs them.
+The same script keeps Plotly from drawing a chart again for a font face no chart uses. Once a draw ends, Plotly
+waits on every face in `document.fonts` that was not loaded when the draw began and is loading or loaded now, then
+draws the chart again, every cell (the text it measured may have changed width). Chromium makes the page's faces
+anew, unloaded, when a style sheet changes (Plotly adds its own with the first chart), and a formula laid out beside
+a chart loads its faces while the chart draws: on a phone (CPU 4x slower) every visit of the Playground drew its
+later nine charts twice for the formulas' large brackets (KaTeX_Size1). Loading every face up front, this script's
+earlier way, ran too late to help (on a phone the script ran 12.3 s into a visit, once the chart module had been
+evaluated, as the first charts drew): the faces it started loading made those two charts wait instead. Plotly lists
+the faces by iterating `document.fonts`, the only reader of that iterator in the frontend, so on this page the set's
+iterator leaves out the faces of formulas, code and icons (`NOT_IN_CHARTS`); charts draw in Noto Sans or the body
+font, whose faces stay listed, and every face still loads as the text needs it. The Playground's last chart on a
+phone came at 1.61x the one-chart page instead of 2.03x (`python -m scripts.phone --pages playground,multihead`,
+issue 61).
 
 The same element holds the frontend's loading placeholders still (`STILL`). Each element whose code the browser
 has not loaded yet (a chart, a formula, a table) waits as a grey box that pulses forever, as Streamlit draws it.
@@ -37,20 +43,20 @@ import streamlit as st
 
 FRONTEND_JS = Path(st.__file__).parent / "static" / "static" / "js"  # the frontend's scripts, as served
 SCRIPT = """<script>(() => {
-  const fonts = () => document.fonts.forEach(face => {
-    if (face.status === "unloaded" && FONTS.test(face.family)) face.load().catch(() => {});
-  });
-  if (document.fonts && !window.attnlabFonts) {  // once per page
-    window.attnlabFonts = true;
-    fonts();
-    document.fonts.addEventListener("loading", fonts);  // faces made anew (below) load the rest with the first one
+  const faces = document.fonts;
+  if (faces && !Object.prototype.hasOwnProperty.call(faces, Symbol.iterator)) {  // once per page
+    const every = FontFaceSet.prototype[Symbol.iterator];
+    Object.defineProperty(faces, Symbol.iterator, {
+      configurable: true,
+      value() { return Array.from(every.call(this)).filter(face => !NOT_IN_CHARTS.test(face.family)).values(); },
+    });
   }
   const entry = document.querySelector('script[type="module"][src*="/static/js/index."]');
   const load = () => import(new URL(MODULE, entry.src).href).catch(() => {});
   if (entry) requestAnimationFrame(() => setTimeout(load, 0));  // let what has arrived paint first
 })();</script>"""
 STILL = '<style>[data-testid="stSkeleton"],[data-testid="stSkeletonElement"]{animation:none!important}</style>'
-FONTS = "/^(KaTeX_|Source Sans|Source Code Pro|Material Symbols)/"  # what a page can use (no theme sets Source Serif)
+NOT_IN_CHARTS = "/^(KaTeX_|Source Code Pro|Material Symbols)/"  # the faces of formulas, code and icons
 
 
 @functools.cache
@@ -62,7 +68,7 @@ def plotly_module() -> str | None:
 
 def script(module: str) -> str:
     """The page script: import `module` from beside the frontend's own entry script, where the frontend does."""
-    return SCRIPT.replace("MODULE", json.dumps(module)).replace("FONTS", FONTS)
+    return SCRIPT.replace("MODULE", json.dumps(module)).replace("NOT_IN_CHARTS", NOT_IN_CHARTS)
 
 
 def charts() -> None:
