@@ -13,16 +13,16 @@ and charts load as they always did.
 The same script keeps Plotly from drawing a chart again for a font face no chart uses. Once a draw ends, Plotly
 waits on every face in `document.fonts` that was not loaded when the draw began and is loading or loaded now, then
 draws the chart again, every cell (the text it measured may have changed width). Chromium makes the page's faces
-anew, unloaded, when a style sheet changes (Plotly adds its own with the first chart), and a formula laid out beside
-a chart loads its faces while the chart draws: on a phone (CPU 4x slower) every visit of the Playground drew its
-later nine charts twice for the formulas' large brackets (KaTeX_Size1). Loading every face up front, this script's
-earlier way, ran too late to help (on a phone the script ran 12.3 s into a visit, once the chart module had been
-evaluated, as the first charts drew): the faces it started loading made those two charts wait instead. Plotly lists
-the faces by iterating `document.fonts`, the only reader of that iterator in the frontend, so on this page the set's
-iterator leaves out the faces of formulas, code and icons (`NOT_IN_CHARTS`); charts draw in Noto Sans or the body
-font, whose faces stay listed, and every face still loads as the text needs it. The Playground's last chart on a
-phone came at 1.61x the one-chart page instead of 2.03x (`python -m scripts.phone --pages playground,multihead`,
-issue 61).
+anew, unloaded, as style sheets change while a page fills (seen as the first chart drew), and a formula laid out
+beside a chart loads its faces while the chart draws: on a phone (CPU 4x slower) every visit of the Playground drew
+its later nine charts twice for the formulas' large brackets (KaTeX_Size1). Loading every face up front, this
+script's earlier way, ran too late to help (on a phone the script ran 12.3 s into a visit, once the chart module had
+been evaluated, as the first charts drew): the faces it started loading made those two charts wait instead. Plotly
+lists the faces by iterating `document.fonts`, the only reader of that iterator in the frontend, so on this page the
+set's iterator leaves out the faces of formulas, code and icons (`NOT_IN_CHARTS`); charts draw in Noto Sans or the
+body font, whose faces stay listed, and every face still loads as the text needs it. On a phone the Playground's
+charts now wait on no face; its last chart came at 1.61x the one-chart page, from 2.03x, in one run of `python -m
+scripts.phone` comparing the two (issue 61).
 
 The same element holds the frontend's loading placeholders still (`STILL`). Each element whose code the browser
 has not loaded yet (a chart, a formula, a table) waits as a grey box that pulses forever, as Streamlit draws it.
