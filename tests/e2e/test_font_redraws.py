@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import pytest
 
+from attnlab.testing import PHONE
 from attnlab.ui.parts.stages import STAGES
 from tests.e2e.conftest import chart_count, no_exception, open_app
 
 pytestmark = pytest.mark.e2e
-PHONE = {"width": 390, "height": 844}
 # Plotly reads `loaded` of every face it waits on before it draws a chart again; nothing else in the page reads it.
 WAITS = """
 window.fontWaits = [];
@@ -32,7 +32,7 @@ HELD = "() => { const out = []; document.fonts.forEach(face => out.push(face.fam
 
 def test_no_playground_chart_is_drawn_again_for_its_formulas_fonts(page, server):
     page.add_init_script(WAITS)
-    page.set_viewport_size(PHONE)
+    page.set_viewport_size(PHONE["viewport"])  # a 390 x 844 phone's window
     open_app(page, server, "/?text=%3CBOS%3E+I+like+you+%3CEOS%3E&causal=true")  # a formula beside every chart
     assert no_exception(page) and chart_count(page) == len(STAGES)
     assert page.evaluate("window.fontWaits") == []
