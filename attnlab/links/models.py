@@ -20,6 +20,7 @@ LAST = -1  # the decoder's `step=-1`: the last checkpoint
 DECODER_SEQ = "k 3 x m q 7 k 3 x m q 7 k 3 x m q 7"
 DECODER_INSIDE = ("off", "generate", "heads", "paths")  # the "inside the circuit" sections: closed, or one of three
 DECODER_CORRUPTIONS = ("redraw", "shuffle", "typed")  # first period redrawn, first period shuffled, the user's own
+DECODER_FOLDS = ("table", "training", "yours")  # folded until opened: the guesses, the curves, your own run
 SHIPPED_HEADS = 4  # heads per layer in both shipped recipes (a test holds this to their log.json)
 REAL_VIEWS = ("model", "head", "stages", "finder", "rollout", "similarity", "qk")
 SOURCE_VIEWS = ("model", "head", "qk", "finder", "rollout")  # every view of an attention source
@@ -51,7 +52,7 @@ def _decoder() -> tuple[Param, ...]:
         choice_param("into", "k", ("q", "k", "v")),
         optional_int_param("window", 1, TRAINED_MAX_SYMBOLS + 1),  # the stepper's window cache (+1: the marker)
         int_param("sinks", 0, 0, TRAINED_MAX_SYMBOLS),  # tokens it keeps from the start (contract 14)
-        open_param(("table",)),  # every position's guesses, folded until opened (`attnlab.ui.app.fold`)
+        open_param(DECODER_FOLDS),  # sections folded until opened (`attnlab.ui.app.fold`)
     )
 
 

@@ -10,6 +10,7 @@ import pytest
 
 from attnlab import trained
 from attnlab.limits import INDUCTION_CLEAR
+from attnlab.ui.app import fold
 from attnlab.ui.app.i18n import catalog
 from attnlab.ui.pages.decoder import sections as dec
 from attnlab.ui.pages.decoder import yours
@@ -35,15 +36,29 @@ def expected_losses(model: str, seq: str, ablate=()) -> tuple[float, float]:
 
 
 @pytest.mark.parametrize("model", list(dec.MODELS))
-def test_the_page_draws_every_layer_the_curves_and_a_heads_stages(model, lang):
+def test_the_page_draws_every_layer_and_builds_its_folded_sections_only_when_opened(model, lang):
     at = open_page(PAGE, lang=lang, model=model, seq=SEQ)
     assert_clean(at)
     n_layers = trained.load(dec.MODELS[model]).n_layers
-    assert len(at.get("plotly_chart")) == n_layers + 2  # the stages are built only when opened
+    assert len(at.get("plotly_chart")) == n_layers  # the curves, your own run and the stages are built when opened
+    assert not at.get("select_slider") and not [b for b in at.button if b.label == catalog(lang)["decoder.live_start"]]
     assert not texts(at, "warning") and not texts(at, "error")
     first, repeat = expected_losses(model, SEQ)
     assert metric(at, lang, "decoder.loss_first") == f"{first:.3f}"
     assert metric(at, lang, "decoder.loss_repeat") == f"{repeat:.3f}"
+
+
+def test_the_training_section_opens_with_its_slider_and_curves_and_its_title_says_the_checkpoint(lang):
+    decoder = trained.load("induction-2l")
+    at = open_page(PAGE, lang=lang, model="2l", seq=SEQ)
+    title = catalog(lang)["decoder.training_title"].format(step=decoder.steps[-1], last=decoder.steps[-1])
+    assert title in [e.label for e in at.expander]
+    at.session_state[fold.key(dec.DECODER, "training")] = True
+    at.run()
+    assert_clean(at)
+    assert len(at.get("plotly_chart")) == 2 + 2  # the layers' grids, then the losses and the heads' scores
+    assert at.select_slider(key="decoder.step").value == decoder.steps[-1]
+    assert at.query_params["open"] in ("training", ["training"])  # a shared link opens it too
 
 
 @pytest.mark.parametrize(("layer", "head"), [(0, 2), (1, 0)])
@@ -55,7 +70,7 @@ def test_an_opened_head_runs_through_the_playgrounds_eleven_stages_with_the_deco
     at.run().selectbox(key="decoder.open").set_value(dec.head_name(layer, head)).run()
     assert_clean(at)
     charts = at.get("plotly_chart")
-    assert len(charts) == 2 + len(STAGES) + 2
+    assert len(charts) == 2 + len(STAGES)
     decoder = trained.load("induction-2l")
     run = decoder.run(SEQ.split())
     softmax = 2 + list(STAGES).index("weights")
@@ -112,7 +127,7 @@ def test_a_random_draw_repeats_with_the_chosen_period():
 def test_the_slider_scrubs_the_checkpoints():
     decoder = trained.load("induction-2l")
     first = decoder.steps[0]
-    at = open_page(PAGE, model="2l", seq=SEQ)
+    at = open_page(PAGE, model="2l", seq=SEQ, open="training")
     at.select_slider(key="decoder.step").set_value(first).run()
     assert_clean(at)
     run = trained.load("induction-2l", first).run(SEQ.split())
@@ -153,7 +168,7 @@ def test_bad_link_values_are_replaced_and_said(query, said, lang):
 
 
 def test_a_live_run_trains_with_progress_and_a_loss_curve():
-    at = open_page(PAGE, model="2l", seq=SEQ)
+    at = open_page(PAGE, model="2l", seq=SEQ, open="yours")
     at.number_input(key="decoder.live_steps").set_value(20)
     start = [b for b in at.button if b.label == catalog("en")["decoder.live_start"]][0]
     start.click().run()
@@ -164,7 +179,7 @@ def test_a_live_run_trains_with_progress_and_a_loss_curve():
         at.run()
     assert_clean(at)
     assert catalog("en")["decoder.live_done"].split("{")[0] in " ".join(texts(at, "success"))
-    assert len(at.get("plotly_chart")) == 2 + 2 + 2  # two layers, the curves, the live run's loss and head scores
+    assert len(at.get("plotly_chart")) == 2 + 2  # two layers, the live run's loss and head scores
     not_yet = catalog("en")["livetrain.not_yet"].split("{")[0]
     assert any(not_yet in c for c in texts(at, "caption")), "20 steps: no induction head yet, and the page says so"
 
@@ -184,7 +199,7 @@ def test_the_default_live_run_crosses_the_change_and_marks_it(lang, monkeypatch,
 
     monkeypatch.setattr(yours, "train_live", replay)
     monkeypatch.setattr(RUNNER, "budget_s", 1e9)
-    at = open_page(PAGE, lang=lang, model="2l", seq=SEQ)
+    at = open_page(PAGE, lang=lang, model="2l", seq=SEQ, open="yours")
     assert at.number_input(key="decoder.live_steps").value == LIVE_STEPS
     assert at.number_input(key="decoder.live_seed").value == LIVE_SEED
     start = [b for b in at.button if b.label == catalog(lang)["decoder.live_start"]][0]
@@ -195,7 +210,7 @@ def test_the_default_live_run_crosses_the_change_and_marks_it(lang, monkeypatch,
     assert_clean(at)
     changed = catalog(lang)["livetrain.changed"].split("{")[0]
     assert any(changed in str(m.value) for m in at.markdown), "the change is said with its step"
-    for index in (4, 5):  # the live loss and the live head scores, each with the change marked
+    for index in (2, 3):  # the live loss and the live head scores, each with the change marked
         shapes = json.loads(at.get("plotly_chart")[index].proto.spec)["layout"]["shapes"]
         assert len(shapes) == 2  # the run's current step and the change
 
@@ -209,7 +224,7 @@ def test_a_second_visitor_is_told_the_server_is_busy(lang):
 
     assert RUNNER.start("someone else", 10, slow)
     try:
-        at = open_page(PAGE, lang=lang, seq=SEQ)
+        at = open_page(PAGE, lang=lang, seq=SEQ, open="yours")
         start = [b for b in at.button if b.label == catalog(lang)["decoder.live_start"]][0]
         start.click().run()
         assert_clean(at)

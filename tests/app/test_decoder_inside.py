@@ -40,7 +40,7 @@ def test_the_shipped_recipes_have_the_heads_the_receiver_param_offers():
 def test_closed_by_default_nothing_is_computed():
     at = open_page(PAGE, seq=SEQ)
     assert_clean(at)
-    assert len(at.get("plotly_chart")) == 2 + 2  # the layers' grids and the two training curves only
+    assert len(at.get("plotly_chart")) == 2  # the layers' grids only
 
 
 @pytest.mark.parametrize("model", list(dec.MODELS))
@@ -102,7 +102,7 @@ def test_head_patching_maps_are_the_librarys(corrupt, lang):
     best = np.unravel_index(np.argmax(restored), restored.shape)
     assert any(f"**{restored[best]:.0%}**" in m.value and dec.head_name(*best) in m.value for m in at.markdown)
     assert at.selectbox(key="decoder.patch_head").value == dec.head_name(*best)
-    assert len(at.get("plotly_chart")) == 2 + 2 + 4 + 2  # grids, the two maps, the head in both runs, training
+    assert len(at.get("plotly_chart")) == 2 + 2 + 4  # grids, the two maps, the head in both runs
 
 
 def test_path_patching_grid_and_its_words(lang):
@@ -157,7 +157,7 @@ def test_the_same_input_as_clean_and_corrupt_has_no_gap(lang):
     at = open_page(PAGE, lang=lang, seq=SEQ, inside="heads", corrupt="typed", corrupt_seq=SEQ)
     assert_clean(at)
     assert texts(at, "info") == [catalog(lang)["patching.no_gap"].format(gap="0.0000")]
-    assert len(at.get("plotly_chart")) == 2 + 2
+    assert len(at.get("plotly_chart")) == 2  # the layers' grids: no map of a gap that is not there
 
 
 def test_a_sequence_without_a_period_has_nothing_to_corrupt(lang):

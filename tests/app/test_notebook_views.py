@@ -77,7 +77,7 @@ PAGE_VIEWS = {  # every other page with figures, at its defaults (the Benchmark 
 
 
 # The notebook draws a page's folded sections too (a notebook has no fold): those pages are opened with them open
-OPENED = {"multihead": ",".join(MULTIHEAD_SECTIONS), "kv-cache": "mla"}
+OPENED = {"multihead": ",".join(MULTIHEAD_SECTIONS), "kv-cache": "mla", "decoder": "training"}
 PAGE_CASES = [(page, {"lang": "zh", **({"open": OPENED[page]} if page in OPENED else {})}) for page in PAGE_VIEWS] + [
     ("", {"compare": "causal", "text": "a b c d"}),  # "Compare with…": both runs and their difference, per stage
     ("", {"compare": "seed", "heads": "1", "head": "1"}),

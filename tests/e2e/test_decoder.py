@@ -21,7 +21,7 @@ def test_a_live_run_redraws_its_progress_until_done_without_any_click(page, serv
     """The run is held going after its last step (`hold`), so the page shows it going however slow the machine is;
     once let go, only the fragment's own polling can bring its end (nothing else reruns the page). A machine too slow
     for 20 steps within the run's time budget ends the run there, and the page says so beside the steps it took."""
-    open_app(page, server, "/decoder?lang=en&model=1l")
+    open_app(page, server, "/decoder?lang=en&model=1l&open=yours")
     assert no_exception(page)
     live = '[class*="st-key-decoder-live_"] [data-testid="stPlotlyChart"]:has(.main-svg)'  # the run's two charts
     assert page.locator(live).count() == 0

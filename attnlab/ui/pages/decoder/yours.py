@@ -17,11 +17,13 @@ import torch
 from attnlab.figures.decoder import curves_figure
 from attnlab.limits import INDUCTION_CLEAR, LIVE_TRAIN_BUDGET_S, TRAINED_LIVE_MAX_STEPS
 from attnlab.trained.training import LIVE_CHANGES, SCORE_EVERY, Recipe, train_live
+from attnlab.ui.app import fold
 from attnlab.ui.app.i18n import t
 from attnlab.ui.app.state import session_id
 from attnlab.ui.app.text import code
 from attnlab.ui.app.widgets import chart
 from attnlab.ui.pages.decoder.live import RUNNER, Progress
+from attnlab.ui.pages.decoder.sections import DECODER
 
 POLL_S = 1.0  # how often a session watching its own run redraws the progress
 N_HEADS = Recipe(n_layers=1).n_heads  # both recipes keep the default head count (splits the flat score rows)
@@ -62,8 +64,14 @@ def start(recipe: str) -> None:
 
 
 def section(recipe: str) -> None:
+    """The run of your own, folded until opened (`fold.section`); a run goes on in its thread while it is shut."""
+    with fold.section(DECODER, "yours", t("decoder.yours"), icon=":material/model_training:") as drawn:
+        if drawn:
+            controls(recipe)
+
+
+def controls(recipe: str) -> None:
     """Steps and seed, the start button, then this session's run (live while it goes) or the busy message."""
-    st.subheader(t("decoder.yours"))
     st.caption(
         t("decoder.yours_help", cap=TRAINED_LIVE_MAX_STEPS, budget=round(LIVE_TRAIN_BUDGET_S), recipe=code(recipe))
     )
