@@ -14,7 +14,7 @@ import streamlit as st
 
 from attnlab.figures.prebuilt import Prebuilt
 from attnlab.params import divisors
-from attnlab.ui.app import first_screen, registry, toolbar
+from attnlab.ui.app import first_screen, latex, registry, toolbar
 from attnlab.ui.app.i18n import t
 from attnlab.ui.app.state import PageState
 from attnlab.ui.app.text import code, md_escape
@@ -200,7 +200,7 @@ def code_line(line: str) -> None:
 def stage(index: int, title: str, formula: str, shape: str, note: str | None = None) -> None:
     """Heading, formula, then the shape and a note in one line: three elements, cheap to send on every rerun."""
     st.markdown(f"#### {index}. {title}")
-    st.latex(formula)
+    latex.show(formula)
     st.caption(" · ".join(part for part in (shape, note) if part))
 
 

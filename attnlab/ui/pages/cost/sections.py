@@ -9,7 +9,7 @@ from attnlab.figures.lines import loglog_figure
 from attnlab.fit import loglog_slope
 from attnlab.lessons import cost as lesson
 from attnlab.limits import COST_LIVE_BUDGET_S, MAX_COST_T, MIN_COST_T
-from attnlab.ui.app import fold
+from attnlab.ui.app import fold, latex
 from attnlab.ui.app.i18n import t
 from attnlab.ui.app.state import PageState
 from attnlab.ui.app.text import code, markdown_table
@@ -88,7 +88,7 @@ def live_section() -> None:
     """1. The explicit path timed here and now, with its log-log slopes."""
     st.subheader(t("lesson_cost.live_title"))
     st.markdown(t("lesson_cost.live_body"))
-    st.latex(
+    latex.show(
         r"\text{time} \propto T^2 d, \qquad \text{memory} \propto T^2 \quad\Longrightarrow\quad "
         r"\log y = a + 2 \log T"
     )

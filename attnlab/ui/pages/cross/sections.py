@@ -158,7 +158,8 @@ def check_section(result: CrossResult) -> None:
     stage(
         5,
         t("cross.check_title"),
-        r"\texttt{mha(query=}H_{tgt}\texttt{, key=}X_{src}\texttt{, value=}X_{src}\texttt{, key\_padding\_mask)}",
+        r"\texttt{mha(query=}H_{tgt}\texttt{,} \allowbreak \texttt{key=}X_{src}\texttt{,} \allowbreak "
+        r"\texttt{value=}X_{src}\texttt{,} \allowbreak \texttt{key\_padding\_mask)}",
         "",
         t("cross.check_note"),
     )

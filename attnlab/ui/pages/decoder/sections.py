@@ -14,7 +14,7 @@ from attnlab import links, trained
 from attnlab.figures import dim_labels, matrix_figure
 from attnlab.figures.decoder import curves_figure, layer_heads_figure
 from attnlab.limits import INDUCTION_CLEAR, MAX_DECODER_RUNS
-from attnlab.ui.app import fold
+from attnlab.ui.app import fold, latex
 from attnlab.ui.app.i18n import t
 from attnlab.ui.app.state import PageState
 from attnlab.ui.app.text import code
@@ -186,7 +186,9 @@ def head_stages(model: trained.Decoder, run: trained.DecoderRun) -> None:
     view = StageView(tokens, steps.x_q, steps, (head,), True, layer=layer)
     first = layer == 0
     st.markdown(f"#### 1. {t('stages.x')}")
-    st.latex(r"X = E_{\mathrm{symbol}} + E_{\mathrm{position}}" if first else rf"X = X^{{({layer})}} + O^{{({layer})}}")
+    latex.show(
+        r"X = E_{\mathrm{symbol}} + E_{\mathrm{position}}" if first else rf"X = X^{{({layer})}} + O^{{({layer})}}"
+    )
     note = t("decoder.x_note_first") if first else t("decoder.x_note", before=layer)
     st.caption(f"{shape_text('X', ('T', 'd_model'), tuple(steps.x_q.shape))} · {note}")
     chart(matrix_figure(steps.x_q.numpy(), tokens, dim_labels(steps.x_q.size(-1))), "decoder.st.x")

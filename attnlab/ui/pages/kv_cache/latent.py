@@ -16,7 +16,7 @@ from attnlab.figures import dim_labels, matrix_figure
 from attnlab.figures.kvcache import per_token_figure
 from attnlab.mla import MLASteps, MLAWeights, cache_per_token, mla_steps
 from attnlab.params import divisor_at_most
-from attnlab.ui.app import fold
+from attnlab.ui.app import fold, latex
 from attnlab.ui.app.i18n import t
 from attnlab.ui.app.widgets import chart, number, slider
 from attnlab.ui.pages.kv_cache.sections import PAGE
@@ -108,14 +108,14 @@ def steps() -> None:
 def step(i: int, name: str, formula: str, n: int) -> None:
     """One stage's heading, formula and sentence."""
     st.markdown(f"**{i}. {t(f'kvcache.step_{name}')}**")
-    st.latex(formula)
+    latex.show(formula)
     st.caption(t(f"kvcache.step_{name}_note", n=n))
 
 
 def absorbed_part(m: Small, h: int) -> None:
     """The absorbed query, both forms' weights side by side, the largest difference, and the cache per token."""
     st.markdown(f"**{t('kvcache.absorbed_title')}**")
-    st.latex(r"q_{t,h} k_{s,h}^\top = (q^C_{t,h} W_{UK,h}^\top)\, c_s^\top + q^R_{t,h}\, {k^R_s}^\top")
+    latex.show(r"q_{t,h} k_{s,h}^\top = (q^C_{t,h} W_{UK,h}^\top)\, c_s^\top + q^R_{t,h}\, {k^R_s}^\top")
     st.caption(t("kvcache.absorbed_note", latent=m.latent, rope=m.rope))
     a = m.absorbed
     names = dim_labels(m.latent) + [f"{t('kvcache.rot')}{i}" for i in range(m.rope)]

@@ -16,6 +16,7 @@ from attnlab.kvcache import BYTES, H100_BYTES, MODELS, PARAMETERS, ModelShape
 from attnlab.links.kv import CUSTOM, settle_kv
 from attnlab.params import divisor_at_most
 from attnlab.ui.app.i18n import t
+from attnlab.ui.app.latex import chain, show
 from attnlab.ui.app.state import PageState
 from attnlab.ui.app.text import code
 from attnlab.ui.app.widgets import chart, number, optional_number, segmented, selectbox
@@ -114,16 +115,19 @@ def formula(s: Setting, per_token: float, total: float) -> None:
     """The formula, then the same with this setting's numbers."""
     shape, b, kept = s.shape, f"{s.bytes:g}", kvcache.cached_tokens(s.shape, s.context)
     if shape.mla:
-        st.latex(r"\text{bytes/token} = L \cdot (d_c + d_R) \cdot b")
+        show(r"\text{bytes/token} = L \cdot (d_c + d_R) \cdot b")
         filled = rf"{shape.layers} \cdot ({shape.latent} + {shape.rope_dim}) \cdot {b}"
     else:
-        st.latex(r"\text{bytes/token} = 2 \cdot L \cdot H_{kv} \cdot d_{head} \cdot b")
+        show(r"\text{bytes/token} = 2 \cdot L \cdot H_{kv} \cdot d_{head} \cdot b")
         filled = rf"2 \cdot {shape.layers} \cdot {shape.kv_heads} \cdot {shape.head_dim} \cdot {b}"
-    st.latex(rf"{filled} = {whole(per_token)}\ \text{{B}}".replace(",", "{,}"))
+    show(rf"{filled} = {whole(per_token)}\ \text{{B}}".replace(",", "{,}"))
     cap = r"\min(T, W)" if shape.window else "T"
-    st.latex(
-        rf"\text{{cache}} = \text{{bytes/token}} \cdot \text{{batch}} \cdot {cap} = {whole(per_token)} \cdot {s.batch}"
-        rf" \cdot {kept:,} = {whole(total)}\ \text{{B}}".replace(",", "{,}")
+    numbers = rf"{whole(per_token)} \cdot {s.batch} \cdot {kept:,}".replace(",", "{,}")
+    chain(
+        r"\text{cache}",
+        rf"\text{{bytes/token}} \cdot \text{{batch}} \cdot {cap}",
+        numbers,
+        rf"{whole(total)}\ \text{{B}}".replace(",", "{,}"),
     )
     st.caption(t("kvcache.symbols"))
     if shape.mla:

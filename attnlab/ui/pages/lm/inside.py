@@ -15,6 +15,7 @@ from attnlab.lm import LanguageModel
 from attnlab.lmlab.reading import Reading
 from attnlab.lmlab.stages import contribution, layer_inputs, layer_steps, square
 from attnlab.multihead import MultiHeadSteps
+from attnlab.ui.app import latex
 from attnlab.ui.app.i18n import t
 from attnlab.ui.app.widgets import chart, selectbox, shape_text, stage
 from attnlab.ui.pages.lm.heads import shown
@@ -80,6 +81,6 @@ def stages(lm: LanguageModel, step: int | None, got: Reading) -> None:
     mine = contribution(steps, lm, layer, head)  # (T, d_model)
     st.markdown(f"#### {t('lm.contribution_title', head=head + 1)}")
     d_k = steps.d_k
-    st.latex(rf"Z_{{{head + 1}}}\,W^O_{{[{head * d_k}:{(head + 1) * d_k},\,:]}}")
+    latex.show(rf"Z_{{{head + 1}}}\,W^O_{{[{head * d_k}:{(head + 1) * d_k},\,:]}}")
     st.caption(f"{shape_text('O_h', ('T', 'd_model'), tuple(mine.shape))} · {t('lm.contribution_note', h=lm.n_heads)}")
     chart(matrix_figure(mine.numpy(), tokens, dim_labels(mine.size(-1)), highlight_row=query), "lm.st.mine")

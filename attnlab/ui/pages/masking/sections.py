@@ -9,7 +9,7 @@ from attnlab.figures.screen import share as screen_share
 from attnlab.lessons import masking as lesson
 from attnlab.limits import MAX_MASKING_TOKENS
 from attnlab.tokens import tokenize
-from attnlab.ui.app import fold
+from attnlab.ui.app import fold, latex
 from attnlab.ui.app.i18n import t
 from attnlab.ui.app.state import PageState
 from attnlab.ui.app.text import code
@@ -58,7 +58,7 @@ def causal_rows(tokens: list[str]) -> None:
     """1. One row per prediction: the causal weights, and one pass against T separate prefix passes."""
     st.subheader(t("lesson_masking.causal_title"))
     st.markdown(t("lesson_masking.causal_body"))
-    st.latex(
+    latex.show(
         r"M_{ij} = \begin{cases} 0 & j \le i \\ -\infty & j > i \end{cases}, \qquad "
         r"A = \mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}} + M\right)"
     )

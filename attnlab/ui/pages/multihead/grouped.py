@@ -103,7 +103,8 @@ def grouped_section(result: LabResult, page: PageState) -> None:
         INDEX,
         t("gqa.title"),
         rf"W_K^{{(g)}} = \frac{{1}}{{|g|}} \sum_{{h \in g}} W_K^{{(h)}}, \qquad "
-        rf"\text{{cache per token per layer}} = 2 \cdot H_{{kv}} \cdot d_k \cdot {BYTES_PER_NUMBER}\ \text{{bytes}}",
+        rf"\text{{cache per token per layer}} \allowbreak "
+        rf"= 2 \cdot H_{{kv}} \cdot d_k \cdot {BYTES_PER_NUMBER}\ \text{{bytes}}",
         shape_text("K, V", ["T", "H_kv·d_k"], [len(result.tokens), kv * d_k]),
         t("gqa.note"),
     )

@@ -10,7 +10,7 @@ from attnlab.figures.screen import share as screen_share
 from attnlab.lessons import positions as lesson
 from attnlab.limits import MAX_POSITIONS_TOKENS
 from attnlab.tokens import tokenize
-from attnlab.ui.app import fold
+from attnlab.ui.app import fold, latex
 from attnlab.ui.app.i18n import t
 from attnlab.ui.app.state import PageState
 from attnlab.ui.app.text import md_escape
@@ -70,7 +70,7 @@ def shuffle_section() -> None:
     original, shuffled = (" · ".join(md_escape(x) for x in seq) for seq in (tokens, shown.shuffled_tokens))
     st.markdown(t("lesson_positions.order", a=original, b=shuffled))
     st.markdown(t("lesson_positions.eq_body"))
-    st.latex(
+    latex.show(
         r"\mathrm{Attn}(P X) = P\,\mathrm{Attn}(X) \quad\text{but}\quad "
         r"\mathrm{Attn}(P X + E) \neq P\,\mathrm{Attn}(X + E)"
     )
@@ -87,7 +87,7 @@ def sinusoid_section() -> None:
     """2. The sinusoids themselves: a dense heatmap and their exact first values."""
     st.subheader(t("lesson_positions.pe_title"))
     st.markdown(t("lesson_positions.pe_body"))
-    st.latex(
+    latex.show(
         r"PE_{(p,\,2i)} = \sin\!\left(\frac{p}{10000^{2i/d}}\right), \qquad "
         r"PE_{(p,\,2i+1)} = \cos\!\left(\frac{p}{10000^{2i/d}}\right)"
     )

@@ -21,6 +21,7 @@ from attnlab.figures import projector
 from attnlab.figures.screen import share as screen_share
 from attnlab.pipeline import LabResult
 from attnlab.stages import N_STEPS, Step, step
+from attnlab.ui.app import latex
 from attnlab.ui.app.i18n import t
 from attnlab.ui.app.state import PageState
 from attnlab.ui.app.text import code
@@ -163,7 +164,7 @@ def screen(result: LabResult, view: StageView, heading, aside) -> None:
     k = current.number
     heading.markdown(f"## {k}. {t(f'present.step.{k}.title')}")
     aside.caption(spec.shape(view))
-    st.latex(spec.formula(view))
+    latex.show(spec.formula(view))
     questions = asked(current, result, view)
     asker, done = (teacher.ask, teacher.revealed) if teacher.teaching() else (ask, answered)
     if questions and all(done(q) for q in questions):  # revealed: each verdict (a class's tally) beside the chart

@@ -19,7 +19,7 @@ from attnlab.classroom.questions import Question
 from attnlab.classroom.score import Score
 from attnlab.figures import palette, screen
 from attnlab.stages import N_STEPS
-from attnlab.ui.app import state
+from attnlab.ui.app import latex, state
 from attnlab.ui.app.i18n import current_lang, t
 from attnlab.ui.app.text import code as inert
 from attnlab.ui.app.widgets import chart
@@ -101,7 +101,7 @@ def draw(code: str, now: dict) -> None:
         result.tokens, result.x, result.steps, read.shown, config.causal, positions=config.positions, rule=result.rule
     )
     st.caption(spec.shape(view))
-    st.latex(spec.formula(view))
+    latex.show(spec.formula(view))
     question = classlink.class_question(link, k)
     if question is not None and k == teacher_step and not now["revealed"]:
         answer(code, link, k, question, result.tokens)

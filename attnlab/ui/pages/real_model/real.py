@@ -22,6 +22,7 @@ from attnlab.pretrained import MAX_TOKENS, Encoder, EncoderRun, ModelMissing, lo
 from attnlab.pretrained.encoder import UNK, EmptyText
 from attnlab.pretrained.package import INSTALL_COMMAND
 from attnlab.sources import from_encoder_run
+from attnlab.ui.app import latex
 from attnlab.ui.app.i18n import t
 from attnlab.ui.app.state import PageState
 from attnlab.ui.app.text import code
@@ -126,7 +127,7 @@ def stages_view(model: Encoder, run: EncoderRun) -> None:
     ]
     for offset, (key, matrix, formula) in enumerate(after, start=len(STAGES) + 1):
         st.markdown(f"#### {offset}. {t(f'real.after_{key}')}")
-        st.latex(formula)
+        latex.show(formula)
         st.caption(f"`({run.n_tokens}, {matrix.size(-1)})` · {t(f'real.after_{key}_note')}")
         cols = [f"d{i}" for i in range(matrix.size(-1))]
         chart(

@@ -14,6 +14,7 @@ from attnlab.lessons import rope as lesson
 from attnlab.limits import MAX_ROPE_D, MAX_ROPE_DIST, MAX_ROPE_POS, MAX_ROPE_SHIFT
 from attnlab.params import dump_float, next_even
 from attnlab.positions import pairs
+from attnlab.ui.app import latex
 from attnlab.ui.app.i18n import t
 from attnlab.ui.app.state import PageState
 from attnlab.ui.app.text import code
@@ -89,7 +90,7 @@ def pair_section(s: Settings) -> None:
     """1. One pair of q turning with the position, on a plane."""
     st.subheader(t("lesson_rope.pair_title"))
     st.markdown(t("lesson_rope.pair_body"))
-    st.latex(
+    latex.show(
         r"\begin{pmatrix} x'_a \\ x'_b \end{pmatrix} = \begin{pmatrix} \cos p\theta_i & -\sin p\theta_i \\ "
         r"\sin p\theta_i & \cos p\theta_i \end{pmatrix} \begin{pmatrix} x_a \\ x_b \end{pmatrix}, \qquad "
         r"\theta_i = \mathrm{base}^{-2i/d}"
@@ -129,7 +130,7 @@ def frequency_section(s: Settings) -> None:
     """2. theta_i and the wavelength of every pair, with the worked numbers at the page's settings."""
     st.subheader(t("lesson_rope.freq_title"))
     st.markdown(t("lesson_rope.freq_body"))
-    st.latex(
+    latex.show(
         r"\theta_i = \mathrm{base}^{-2i/d}, \qquad \lambda_i = \frac{2\pi}{\theta_i}, \qquad i = 0, \dots, d/2 - 1"
     )
     f = lesson.pair_frequencies(s.d, s.base)
@@ -159,7 +160,7 @@ def shift_section(s: Settings) -> None:
     n, last = lesson.N_TOKENS, lesson.N_TOKENS - 1
     st.subheader(t("lesson_rope.shift_title"))
     st.markdown(t("lesson_rope.shift_body", n=n, last=last))
-    st.latex(r"(R_{m+s}\,q)^\top (R_{n+s}\,k) = q^\top R_{m+s}^\top R_{n+s}\,k = q^\top R_{n-m}\,k")
+    latex.chain(r"(R_{m+s}\,q)^\top (R_{n+s}\,k)", r"q^\top R_{m+s}^\top R_{n+s}\,k", r"q^\top R_{n-m}\,k")
     slider(PAGE, "shift", t("lesson_rope.shift"), help=t("lesson_rope.shift_help", hi=MAX_ROPE_SHIFT))
     check = lesson.shift_check(s.d, s.base, s.seed, PAGE["shift"], s.interleaved)
     titles = [
@@ -183,7 +184,7 @@ def decay_section(s: Settings) -> None:
     """4. RoFormer's bound and a vector scored against itself, against the relative distance."""
     st.subheader(t("lesson_rope.decay_title"))
     st.markdown(t("lesson_rope.decay_body", samples=lesson.N_SAMPLES))
-    st.latex(
+    latex.show(
         r"\left|q_m^\top k_n\right| \le \max_i |h_{i+1} - h_i| \sum_{j=1}^{d/2} |S_j|, \qquad "
         r"S_j = \sum_{k=0}^{j-1} e^{\,\mathrm{i}\,(m-n)\,\theta_k}"
     )

@@ -7,6 +7,7 @@ import streamlit as st
 from attnlab import links
 from attnlab.figures.lessons import saturation_figure, variance_figure, weights_bar
 from attnlab.lessons import scaling as lesson
+from attnlab.ui.app import latex
 from attnlab.ui.app.i18n import t
 from attnlab.ui.app.state import PageState
 from attnlab.ui.app.widgets import chart, number, toggle
@@ -46,7 +47,7 @@ def variance_section(grid: tuple[int, ...], dk: int, seed: int) -> None:
     """1. Var(q.k) grows like d_k; divided by sqrt(d_k) it stays near 1."""
     st.subheader(t("lesson_scaling.var_title"))
     st.markdown(t("lesson_scaling.var_body"))
-    st.latex(
+    latex.show(
         r"\mathrm{Var}(q\cdot k) = \sum_{i=1}^{d_k} \mathrm{Var}(q_i k_i) = d_k, \qquad "
         r"\mathrm{Var}\!\left(\frac{q\cdot k}{\sqrt{d_k}}\right) = 1"
     )

@@ -8,7 +8,7 @@ from attnlab.figures.lessons import key_plane, temperature_figure, weights_bar
 from attnlab.lessons import dictionary as lesson
 from attnlab.lessons.parse import dump_vector, parse_vector
 from attnlab.params import dump_float
-from attnlab.ui.app import first_screen
+from attnlab.ui.app import first_screen, latex
 from attnlab.ui.app.i18n import t
 from attnlab.ui.app.state import PageState
 from attnlab.ui.app.text import code
@@ -103,7 +103,7 @@ def soft_lookup(values: list[float]) -> None:
     """3. Attention chooses the weights: softmax of scaled dot products, with a temperature."""
     st.subheader(t("lesson_dictionary.attn_title"))
     st.markdown(t("lesson_dictionary.attn_body"))
-    st.latex(
+    latex.show(
         r"w_i = \mathrm{softmax}_i\!\left(\frac{q \cdot k_i}{\sqrt{d_k}\,\tau}\right), \qquad "
         r"\text{value} = \sum_i w_i\, v_i"
     )
@@ -116,7 +116,7 @@ def soft_lookup(values: list[float]) -> None:
     if temp == 0:
         st.caption(t("lesson_dictionary.hard_limit"))
     terms = " + ".join(rf"{f(w)} \cdot {f(v)}" for w, v in zip(soft.weights, values, strict=True))
-    st.latex(rf"\text{{value}} = {terms} = {f(soft.value)}")
+    latex.chain(r"\text{value}", terms, f(soft.value))
     m1, m2 = st.columns(2)
     m1.metric(t("lesson_dictionary.soft_value"), f(soft.value))
     m2.metric(t("lesson_dictionary.best_key"), KEYS[int(np.argmax(soft.weights))])

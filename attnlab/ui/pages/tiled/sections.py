@@ -11,6 +11,7 @@ from attnlab.attention import AttentionSteps, attention_steps
 from attnlab.figures import dim_labels, grid_figure, matrix_figure
 from attnlab.figures.screen import share as screen_share
 from attnlab.tiled import TiledTrace, assembled, step_stats, tiled_trace
+from attnlab.ui.app import latex
 from attnlab.ui.app.i18n import t
 from attnlab.ui.app.state import PageState
 from attnlab.ui.app.widgets import chart, number, slider, toggle
@@ -48,6 +49,21 @@ def compute() -> tuple[AttentionSteps, TiledTrace]:
     return full, trace
 
 
+UPDATE = (  # one tile's update of a row's running max, sum and output, as (left side, right side)
+    ("m'", r"\max\!\big(m,\ \textstyle\max_j S_{ij}\big)"),
+    ("l'", r"e^{m-m'}\,l + \textstyle\sum_j e^{S_{ij}-m'}"),
+    (r"\mathrm{acc}'", r"e^{m-m'}\,\mathrm{acc} + \textstyle\sum_j e^{S_{ij}-m'}\,V_j"),
+    ("O", r"\mathrm{acc}\,/\,l"),
+)
+
+
+def update_formula(narrow: bool) -> str:
+    """The four updates, two to a line, or one to a line on a phone's column (two side by side run 500 px)."""
+    eqs = [rf"{left} &= {right}" for left, right in UPDATE]
+    rows = [eqs[i : i + (1 if narrow else 2)] for i in range(0, len(eqs), 1 if narrow else 2)]
+    return r"\begin{aligned}" + r",\\ ".join(r", & ".join(row) for row in rows) + r"\end{aligned}"
+
+
 def stepper(n_steps: int, first: bool) -> int:
     """Previous, a slider and next; a step past the end (from a link) is clamped and said. Returns the step."""
     if PAGE["step"] > n_steps:
@@ -57,14 +73,7 @@ def stepper(n_steps: int, first: bool) -> int:
     PAGE.show_problems()
     with st.expander(t("tiled.idea_title"), expanded=True):
         st.markdown(t("tiled.idea"))
-        st.latex(
-            r"\begin{aligned}"
-            r"m' &= \max\!\big(m,\ \textstyle\max_j S_{ij}\big), &"
-            r"l' &= e^{m-m'}\,l + \textstyle\sum_j e^{S_{ij}-m'},\\"
-            r"\mathrm{acc}' &= e^{m-m'}\,\mathrm{acc} + \textstyle\sum_j e^{S_{ij}-m'}\,V_j, &"
-            r"O &= \mathrm{acc}\,/\,l"
-            r"\end{aligned}"
-        )
+        st.latex(update_formula(latex.narrow()))
     if n_steps > 1:
         nav = st.columns([1.6, 6, 1.6], vertical_alignment="bottom")
         icons = (":material/chevron_left:", ":material/chevron_right:")
