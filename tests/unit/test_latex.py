@@ -39,6 +39,7 @@ CASES = [
     (r"a \quadrant b\quad", [r"a \quadrant b"]),  # \quadrant is not \quad
     (r"\texttt{f(a,} \allowbreak \texttt{b)} = c", [r"\texttt{f(a,}", r"\texttt{b)} = c"]),  # a break allowed
     (r"\text{cache per token} \allowbreak = 2", [r"\text{cache per token}", "= 2"]),  # words, not a connective
+    (r"a = b \quad\text{但}\quad c \neq d", [r"a = b", r"\text{但}\ c \neq d"]),  # in Chinese too
 ]
 
 

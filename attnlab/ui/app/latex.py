@@ -21,9 +21,9 @@ from attnlab.figures import screen
 
 STACK_BELOW_PX = 640  # bands under this stack a formula's parts: the widest side-by-side formula is about 600 px
 CUTS = ("quad", "qquad", "allowbreak")  # where a formula's parts meet: its spaces, or a break it allows
-# a word or an arrow between two parts ("but", "where", ⟹), as opposed to a part of its own written in words
+# a word or an arrow between two parts ("but", "但", ⟹), as opposed to a part of its own written in words
 CONNECTIVE = re.compile(
-    r"^(\\text\{\s*[A-Za-z]{1,8}\s*\}|\\(Longrightarrow|Rightarrow|implies|iff|Longleftrightarrow))$"
+    r"^(\\text\{\s*([A-Za-z]{1,8}|[\u4e00-\u9fff]{1,4})\s*\}|\\(Longrightarrow|Rightarrow|implies|iff|Longleftrightarrow))$"
 )
 
 
