@@ -17,6 +17,7 @@ import numpy as np
 import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from hypothesis.internal.conjecture import providers
 
 from attnlab.attnfile import DECLINED, FORMAT, KINDS, AttentionFile, AttentionFileError, load, to_bytes
 from attnlab.limits import (
@@ -273,12 +274,19 @@ def test_random_headers_never_escape(header, body):
     outcome("r.safetensors", struct.pack("<Q", len(header)) + header + body)
 
 
-def test_the_strategies_reach_acceptance_and_many_reasons():
-    """The fuzzers are not refused at the door: valid files load and refusals come from many checks."""
+def test_the_strategies_reach_acceptance_and_many_reasons(monkeypatch):
+    """The fuzzers are not refused at the door: valid files load and refusals come from many checks.
+
+    Hypothesis mixes into its draws the literals of every local module the process has imported
+    (`providers._get_local_constants`), so under xdist what ran before in the worker changed the 300 files drawn
+    here, derandomized or not: the key/value checks were missed in 2 of 4 whole-suite runs, never in a run of this file
+    alone, and every time once every attnlab module had been imported first. Which checks the strategies reach is a
+    property of the strategies, so they are drawn here without that pool, the same files in every process."""
+    monkeypatch.setattr(providers, "_get_local_constants", providers.Constants)
+    monkeypatch.setattr(providers, "CONSTANTS_CACHE", providers.LRUCache(1024))  # no permitted values from the pool
     seen: set[str] = set()
 
-    # derandomized: which reasons 300 examples reach is a property of the strategies, not of the run's seed (seeded by
-    # whatever ran before in the process, the kv checks were missed in about one run in three of the whole file)
+    # derandomized: the seed comes from the test, not from whatever ran before in the process
     @settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck), database=None, derandomize=True)
     @given(data=header_file())
     def collect(data):
