@@ -68,3 +68,9 @@ def test_a_chain_puts_each_equals_sign_on_a_line_of_its_own_only_when_narrow():
 def test_phones_and_small_tablets_stack_and_wider_columns_do_not(band, narrow):
     with screen.at(band):
         assert latex.narrow() is narrow
+
+
+def test_words_from_a_catalogue_go_into_a_formula_as_text_whatever_characters_they_hold():
+    assert latex.words("值") == r"\text{值}"
+    assert latex.words("bytes/token") == r"\text{bytes/token}"
+    assert latex.words(r"a_b {c} 50% \x ~ ^ $ & #") == r"\text{ab c 50 x     }"  # nothing TeX reads as markup

@@ -66,6 +66,15 @@ def lines(tex: str) -> list[str]:
     return out
 
 
+TEX_SPECIAL = re.compile(r"[\\{}$&#^_%~]")  # what TeX would read as a command, a group or a mark, not a letter
+
+
+def words(text: str) -> str:
+    """`text` as words inside a formula (`\\text{...}`), its TeX characters dropped: formulas carry words from the
+    reader's locale ("值", "缓存"), text TeX would otherwise read as commands."""
+    return r"\text{" + TEX_SPECIAL.sub("", text) + "}"
+
+
 def stacked(tex: str) -> str:
     """The formula as centred lines, one part each; a formula of one part is returned unchanged."""
     found = lines(tex)

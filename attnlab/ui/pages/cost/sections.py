@@ -89,7 +89,8 @@ def live_section() -> None:
     st.subheader(t("lesson_cost.live_title"))
     st.markdown(t("lesson_cost.live_body"))
     latex.show(
-        r"\text{time} \propto T^2 d, \qquad \text{memory} \propto T^2 \quad\Longrightarrow\quad "
+        rf"{latex.words(t('lesson_cost.tex_time'))} \propto T^2 d, \qquad "
+        rf"{latex.words(t('lesson_cost.tex_memory'))} \propto T^2 \quad\Longrightarrow\quad "
         r"\log y = a + 2 \log T"
     )
     t_min, t_max = live_controls()

@@ -16,7 +16,7 @@ from attnlab.kvcache import BYTES, H100_BYTES, MODELS, PARAMETERS, ModelShape
 from attnlab.links.kv import CUSTOM, settle_kv
 from attnlab.params import divisor_at_most
 from attnlab.ui.app.i18n import t
-from attnlab.ui.app.latex import chain, show
+from attnlab.ui.app.latex import chain, show, words
 from attnlab.ui.app.state import PageState
 from attnlab.ui.app.text import code
 from attnlab.ui.app.widgets import chart, number, optional_number, segmented, selectbox
@@ -114,18 +114,19 @@ def whole(x: float) -> str:
 def formula(s: Setting, per_token: float, total: float) -> None:
     """The formula, then the same with this setting's numbers."""
     shape, b, kept = s.shape, f"{s.bytes:g}", kvcache.cached_tokens(s.shape, s.context)
+    per, cache, batch = (words(t(f"kvcache.tex_{w}")) for w in ("per_token", "cache", "batch"))
     if shape.mla:
-        show(r"\text{bytes/token} = L \cdot (d_c + d_R) \cdot b")
+        show(rf"{per} = L \cdot (d_c + d_R) \cdot b")
         filled = rf"{shape.layers} \cdot ({shape.latent} + {shape.rope_dim}) \cdot {b}"
     else:
-        show(r"\text{bytes/token} = 2 \cdot L \cdot H_{kv} \cdot d_{head} \cdot b")
+        show(rf"{per} = 2 \cdot L \cdot H_{{kv}} \cdot d_{{head}} \cdot b")
         filled = rf"2 \cdot {shape.layers} \cdot {shape.kv_heads} \cdot {shape.head_dim} \cdot {b}"
     show(rf"{filled} = {whole(per_token)}\ \text{{B}}".replace(",", "{,}"))
     cap = r"\min(T, W)" if shape.window else "T"
     numbers = rf"{whole(per_token)} \cdot {s.batch} \cdot {kept:,}".replace(",", "{,}")
     chain(
-        r"\text{cache}",
-        rf"\text{{bytes/token}} \cdot \text{{batch}} \cdot {cap}",
+        cache,
+        rf"{per} \cdot {batch} \cdot {cap}",
         numbers,
         rf"{whole(total)}\ \text{{B}}".replace(",", "{,}"),
     )

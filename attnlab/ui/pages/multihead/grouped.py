@@ -12,6 +12,7 @@ from attnlab.multihead import MultiHeadWeights
 from attnlab.params import divisors
 from attnlab.pipeline import LabResult
 from attnlab.ui.app.i18n import t
+from attnlab.ui.app.latex import words
 from attnlab.ui.app.state import PageState
 from attnlab.ui.app.text import markdown_table
 from attnlab.ui.app.widgets import chart, selectbox, shape_text, stage
@@ -103,8 +104,8 @@ def grouped_section(result: LabResult, page: PageState) -> None:
         INDEX,
         t("gqa.title"),
         rf"W_K^{{(g)}} = \frac{{1}}{{|g|}} \sum_{{h \in g}} W_K^{{(h)}}, \qquad "
-        rf"\text{{cache per token per layer}} \allowbreak "
-        rf"= 2 \cdot H_{{kv}} \cdot d_k \cdot {BYTES_PER_NUMBER}\ \text{{bytes}}",
+        rf"{words(t('gqa.tex_cache'))} \allowbreak "
+        rf"= 2 \cdot H_{{kv}} \cdot d_k \cdot {BYTES_PER_NUMBER}\ {words(t('gqa.tex_bytes'))}",
         shape_text("K, V", ["T", "H_kv·d_k"], [len(result.tokens), kv * d_k]),
         t("gqa.note"),
     )

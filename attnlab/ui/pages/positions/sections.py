@@ -71,7 +71,7 @@ def shuffle_section() -> None:
     st.markdown(t("lesson_positions.order", a=original, b=shuffled))
     st.markdown(t("lesson_positions.eq_body"))
     latex.show(
-        rf"\mathrm{{Attn}}(P X) = P\,\mathrm{{Attn}}(X) \quad\text{{{t('lesson_positions.but')}}}\quad "
+        rf"\mathrm{{Attn}}(P X) = P\,\mathrm{{Attn}}(X) \quad{latex.words(t('lesson_positions.but'))}\quad "
         r"\mathrm{Attn}(P X + E) \neq P\,\mathrm{Attn}(X + E)"
     )
     m = st.columns(2)

@@ -68,7 +68,7 @@ def weighted_lookup(values: list[float]) -> None:
     lookup = lesson.weighted_lookup(weights, values)
     terms = " + ".join(rf"{f(w)} \cdot {f(v)}" for w, v in zip(weights, values, strict=True))
     left, right = st.columns([3, 1], vertical_alignment="center")
-    left.latex(rf"\text{{value}} = {terms} = {f(lookup.total)}")
+    left.latex(rf"{latex.words(t('lesson_dictionary.tex_value'))} = {terms} = {f(lookup.total)}")
     right.metric(t("lesson_dictionary.weighted_value"), f(lookup.total))
     if abs(lookup.weight_sum - 1) > 1e-9:
         st.warning(t("lesson_dictionary.weight_sum", total=f(lookup.weight_sum)), icon=":material/balance:")
@@ -105,7 +105,7 @@ def soft_lookup(values: list[float]) -> None:
     st.markdown(t("lesson_dictionary.attn_body"))
     latex.show(
         r"w_i = \mathrm{softmax}_i\!\left(\frac{q \cdot k_i}{\sqrt{d_k}\,\tau}\right), \qquad "
-        r"\text{value} = \sum_i w_i\, v_i"
+        rf"{latex.words(t('lesson_dictionary.tex_value'))} = \sum_i w_i\, v_i"
     )
     q, keys = vector_inputs()
     temp = float(PAGE["temp"])
@@ -116,7 +116,7 @@ def soft_lookup(values: list[float]) -> None:
     if temp == 0:
         st.caption(t("lesson_dictionary.hard_limit"))
     terms = " + ".join(rf"{f(w)} \cdot {f(v)}" for w, v in zip(soft.weights, values, strict=True))
-    latex.chain(r"\text{value}", terms, f(soft.value))
+    latex.chain(latex.words(t("lesson_dictionary.tex_value")), terms, f(soft.value))
     m1, m2 = st.columns(2)
     m1.metric(t("lesson_dictionary.soft_value"), f(soft.value))
     m2.metric(t("lesson_dictionary.best_key"), KEYS[int(np.argmax(soft.weights))])
