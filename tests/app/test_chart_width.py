@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import numpy as np
+import streamlit as st
 
 from attnlab.testing import app_test
+from attnlab.ui.app import viewport
 from attnlab.ui.app.viewport import BAND
 from tests.app.charts import figures, heatmap_values
 
@@ -34,3 +36,19 @@ def test_a_phone_gets_one_head_per_row_with_the_same_numbers_as_a_desktop():
         assert rows_of_panels(figures(desktop)[i]) == 1 and rows_of_panels(figures(phone)[i]) == (4 if square else 2)
         for a, b in zip(heatmap_values(desktop, i), heatmap_values(phone, i), strict=True):
             assert np.array_equal(a, b, equal_nan=True)
+
+
+def test_the_width_probe_is_mounted_only_once_the_run_has_named_its_page(monkeypatch):
+    """The probe's report is a rerun, sent for the page the browser last heard of; before the run's navigation message
+    that is the entry script, which Streamlit serves as the default page. Mounted before `st.navigation`, a probe that
+    reported early (a width other than the guessed one, a server slow to reach the page) took a visitor of
+    /soft-dictionary to the Playground."""
+    calls = []
+    navigation, mount = st.navigation, viewport._component
+    monkeypatch.setattr(st, "navigation", lambda *a, **kw: calls.append("navigation") or navigation(*a, **kw))
+    monkeypatch.setattr(viewport, "_component", lambda: calls.append("probe") or mount())
+    at = app_test(url_path="soft-dictionary")
+    at.query_params.update(lang="zh", task="dict-weighted")
+    at.run()
+    assert not at.exception and at.title[0].value == "软字典"
+    assert calls and calls.index("navigation") < calls.index("probe"), calls

@@ -19,7 +19,7 @@ import streamlit as st
 def route() -> None:
     """One script run: page config, the chart library's preload, the app's settings, the page and its task panel, its
     link and notebook."""
-    from attnlab.ui.app import first_screen, preload, warmup
+    from attnlab.ui.app import first_screen, preload, viewport, warmup
 
     st.set_page_config(page_title="attnlab", page_icon=":material/center_focus_strong:", layout="wide")
     first_screen.new_run()
@@ -31,6 +31,7 @@ def route() -> None:
 
     settings()
     page = pages.navigation()
+    viewport.probe()  # after the page is named: a report the probe sends goes to this page (`viewport.probe`)
     courselink.follow()  # a course link followed in this session: its task, and the page reads its link again
     panel = taskpanel.slot()  # the open task's place: the sidebar, or above the page on a phone
     about()

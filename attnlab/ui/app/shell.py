@@ -8,7 +8,7 @@ import streamlit as st
 
 from attnlab.figures import palette
 from attnlab.figures.palette import PALETTES
-from attnlab.ui.app import courselink, registry, toolbar, viewport
+from attnlab.ui.app import courselink, registry, toolbar
 from attnlab.ui.app.i18n import LANG_NAMES, lang_for, t
 from attnlab.ui.app.state import APP
 from attnlab.ui.app.widgets import segmented
@@ -25,9 +25,8 @@ def browser_language() -> None:
 
 
 def settings() -> None:
-    """Take the app's settings (language, palette) from the link once per session, draw their switches, build this
-    run's figures for the browser's width (`viewport`), and send the script that gives every chart's toolbar its SVG
-    button (`toolbar`)."""
+    """Take the app's settings (language, palette) from the link once per session, draw their switches, and send the
+    script that gives every chart's toolbar its SVG button (`toolbar`)."""
     browser_language()
     APP.load()
     courselink.claim_problems()  # the course's link messages go to the task panel, which a phone shows
@@ -35,7 +34,6 @@ def settings() -> None:
     labels = {name: t(f"common.palette_{name}") for name in PALETTES}
     segmented(APP, "palette", t("common.palette"), where=st.sidebar, labels=labels, help=t("common.palette_help"))
     palette.use(APP["palette"])
-    viewport.probe()
     APP.show_problems(where=st.sidebar)
     toolbar.svg_buttons(t("takeout.png"), t("takeout.svg"))
 

@@ -104,7 +104,12 @@ def guess() -> int:
 
 
 def probe() -> None:
-    """Build this run's figures for the band the browser reported, and mount the probe that reports a new one."""
+    """Build this run's figures for the band the browser reported, and mount the probe that reports a new one.
+
+    Called after `st.navigation` has named the page: a report is a rerun, and the frontend sends a rerun for the page
+    it last heard of. Until the run's navigation message arrives that is the entry script, which Streamlit serves as
+    the default page, so a probe that reported sooner (a new visitor whose width is not the guessed one, on a server
+    slow to reach `st.navigation`) took a course link to /soft-dictionary onto the Playground."""
     if BAND not in st.session_state:
         st.session_state[BAND] = guess()
     band = st.session_state[BAND]
