@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 import streamlit as st
 
 from attnlab.testing import app_test
@@ -52,3 +53,17 @@ def test_the_width_probe_is_mounted_only_once_the_run_has_named_its_page(monkeyp
     at.run()
     assert not at.exception and at.title[0].value == "软字典"
     assert calls and calls.index("navigation") < calls.index("probe"), calls
+
+
+@pytest.mark.parametrize("url_path", ["playground", "cost"])  # prebuilt heatmaps; Plotly figures with a theme pass
+def test_on_a_phone_no_chart_takes_a_drag_so_a_swipe_scrolls_and_on_a_desktop_a_drag_still_zooms(url_path):
+    def dragmodes(band: int) -> list:
+        at = app_test(url_path=url_path)
+        at.session_state[BAND] = band
+        at.run()
+        assert not at.exception
+        return [spec["layout"].get("dragmode", "zoom") for spec in figures(at)]
+
+    phone, desktop = dragmodes(340), dragmodes(800)
+    assert phone and all(mode is False for mode in phone), phone
+    assert len(desktop) == len(phone) and False not in desktop, desktop

@@ -12,6 +12,7 @@ from typing import Any
 import plotly.graph_objects as go
 import streamlit as st
 
+from attnlab.figures import screen
 from attnlab.figures.prebuilt import Prebuilt
 from attnlab.params import divisors
 from attnlab.ui.app import first_screen, latex, registry, toolbar
@@ -156,10 +157,28 @@ def chart_config(key: str, image_only: bool = False) -> dict:
     return {**config, "modeBarButtons": [["toImage"]]} if image_only else config
 
 
+SWIPE_SCROLLS_BELOW_PX = 480  # chart bands under this are a phone's: a chart spans the screen a finger scrolls
+
+
+def swipeable(fig: go.Figure | Prebuilt) -> go.Figure | Prebuilt:
+    """The figure with no drag action on a phone's column, so a finger's swipe over it scrolls the page.
+
+    Plotly takes a drag on a chart as a zoom and keeps the page from scrolling under it. A phone's charts span the
+    column, and the Playground's eleven fill most of its length: a student could scroll only by the margins and the
+    gaps between charts. A tap still shows a cell's numbers, and the toolbar's zoom button still zooms. Wider columns
+    keep drag-to-zoom."""
+    if screen.width() >= SWIPE_SCROLLS_BELOW_PX:
+        return fig
+    if isinstance(fig, Prebuilt):
+        spec = fig.to_dict()
+        return Prebuilt({**spec, "layout": {**spec["layout"], "dragmode": False}})
+    return go.Figure(fig).update_layout(dragmode=False)
+
+
 def chart(fig: go.Figure | dict, key: str) -> None:
     """A Plotly chart at full width with a lean toolbar; a prebuilt figure is drawn without Streamlit's theme pass."""
     theme = None if isinstance(fig, Prebuilt) else "streamlit"
-    fig = fig.mounted_once() if isinstance(fig, Prebuilt) else fig
+    fig = swipeable(fig.mounted_once() if isinstance(fig, Prebuilt) else fig)
     st.plotly_chart(fig, width="stretch", config=chart_config(key), key=key, theme=theme)
     first_screen.sent()
 

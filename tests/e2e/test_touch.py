@@ -1,0 +1,50 @@
+"""A finger on a phone: a swipe over a chart scrolls the page, as a swipe beside it does (`widgets.swipeable`)."""
+
+from __future__ import annotations
+
+import pytest
+
+from attnlab.testing import PHONE
+from tests.e2e.conftest import chart_count, no_exception, open_app
+
+pytestmark = pytest.mark.e2e
+SWIPE_PX = 200  # upwards, in ten moves a frame apart, as a thumb scrolls a page down
+SCROLLED = "() => document.querySelector('[data-testid=\"stMain\"]').scrollTop"
+STILL = """() => new Promise(done => {
+  const main = document.querySelector('[data-testid="stMain"]');
+  let last = -1, same = 0;
+  const tick = () => {
+    same = main.scrollTop === last ? same + 1 : 0;
+    last = main.scrollTop;
+    if (same >= 5) done(true); else requestAnimationFrame(tick);
+  };
+  tick();
+})"""  # the page's scroll position the same for five frames: any fling has ended
+
+
+def swipe(tab, cdp, x: float, y: float) -> float:
+    """How far the page scrolled under a swipe from (x, y) up by SWIPE_PX."""
+    before = tab.evaluate(SCROLLED)
+    cdp.send("Input.dispatchTouchEvent", {"type": "touchStart", "touchPoints": [{"x": x, "y": y}]})
+    for step in range(1, 11):
+        point = {"x": x, "y": y - SWIPE_PX * step / 10}
+        cdp.send("Input.dispatchTouchEvent", {"type": "touchMove", "touchPoints": [point]})
+        tab.wait_for_timeout(16)
+    cdp.send("Input.dispatchTouchEvent", {"type": "touchEnd", "touchPoints": []})
+    tab.evaluate(STILL)
+    return tab.evaluate(SCROLLED) - before
+
+
+def test_a_swipe_over_a_phones_chart_scrolls_the_page(page, server):
+    page.set_viewport_size(PHONE["viewport"])
+    cdp = page.context.new_cdp_session(page)
+    cdp.send("Emulation.setTouchEmulationEnabled", {"enabled": True, "maxTouchPoints": 5})
+    open_app(page, server, "/?lang=zh")
+    assert no_exception(page) and chart_count(page) > 3
+    chart = page.locator('[data-testid="stPlotlyChart"]').nth(3)  # a stage halfway down the page
+    chart.scroll_into_view_if_needed()
+    box = chart.bounding_box()
+    over = swipe(page, cdp, box["x"] + box["width"] / 2, box["y"] + box["height"] * 0.6)
+    beside = swipe(page, cdp, 8, box["y"] + box["height"] * 0.6)  # the column's left margin: the control
+    assert beside > SWIPE_PX / 2, f"the page did not scroll under a swipe beside the chart ({beside} px)"
+    assert over > SWIPE_PX / 2, f"the chart took the swipe: the page scrolled {over} px, {beside} beside it"
