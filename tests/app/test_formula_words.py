@@ -19,7 +19,7 @@ PAGES = [
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
-@pytest.mark.parametrize(("page", "query", "keys"), PAGES, ids=[f"{p[0][6:-3]}{p[1]}" for p in PAGES])
+@pytest.mark.parametrize(("page", "query", "keys"), PAGES, ids=["-".join([p[0][6:-3], *p[1].values()]) for p in PAGES])
 def test_the_words_in_a_pages_formulas_are_the_readers(page, query, keys, lang):
     at = open_page(page, lang=lang, **query)
     assert_clean(at)

@@ -157,17 +157,15 @@ def chart_config(key: str, image_only: bool = False) -> dict:
     return {**config, "modeBarButtons": [["toImage"]]} if image_only else config
 
 
-SWIPE_SCROLLS_BELOW_PX = 480  # chart bands under this are a phone's: a chart spans the screen a finger scrolls
-
-
 def swipeable(fig: go.Figure | Prebuilt) -> go.Figure | Prebuilt:
     """The figure with no drag action on a phone's column, so a finger's swipe over it scrolls the page.
 
     Plotly takes a drag on a chart as a zoom and keeps the page from scrolling under it. A phone's charts span the
     column, and the Playground's eleven fill most of its length: a student could scroll only by the margins and the
-    gaps between charts. A tap still shows a cell's numbers, and the toolbar's zoom button still zooms. Wider columns
+    gaps between charts. A tap still shows a cell's numbers, and the toolbar's zoom button still zooms. A phone is a
+    band under `screen.COLUMNS_FROM`, as for the presenter's join code and the language model's grids; wider columns
     keep drag-to-zoom."""
-    if screen.width() >= SWIPE_SCROLLS_BELOW_PX:
+    if screen.width() >= screen.COLUMNS_FROM:
         return fig
     if isinstance(fig, Prebuilt):
         spec = fig.to_dict()
