@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 import streamlit as st
@@ -67,3 +69,20 @@ def test_on_a_phone_no_chart_takes_a_drag_so_a_swipe_scrolls_and_on_a_desktop_a_
     phone, desktop = dragmodes(340), dragmodes(800)
     assert phone and all(mode is False for mode in phone), phone
     assert len(desktop) == len(phone) and False not in desktop, desktop
+
+
+@pytest.mark.parametrize("url_path", ["playground", "cost"])
+def test_a_phones_toolbar_keeps_the_images_and_drops_zoom_and_pan_which_would_take_the_swipe_back(url_path):
+    def removed(band: int) -> list[set]:
+        at = app_test(url_path=url_path)
+        at.session_state[BAND] = band
+        at.run()
+        assert not at.exception
+        configs = [json.loads(chart.proto.config) for chart in at.get("plotly_chart")]
+        assert configs and all(config["toImageButtonOptions"]["format"] == "png" for config in configs)
+        return [set(config["modeBarButtonsToRemove"]) for config in configs]
+
+    moving = {"zoom2d", "pan2d", "zoomIn2d", "zoomOut2d", "resetScale2d"}
+    phone, desktop = removed(340), removed(800)
+    assert all(moving <= buttons and "toImage" not in buttons for buttons in phone), phone
+    assert len(desktop) == len(phone) and not any(moving & buttons for buttons in desktop), desktop

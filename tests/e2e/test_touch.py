@@ -1,4 +1,5 @@
-"""A finger on a phone: a swipe over a chart scrolls the page, as a swipe beside it does (`widgets.swipeable`)."""
+"""A finger on a phone: a swipe over a chart scrolls the page, as a swipe beside it does (`widgets.swipeable`), and
+a tap shows a toolbar that leaves the panels' titles in view (`toolbar.config`)."""
 
 from __future__ import annotations
 
@@ -48,3 +49,30 @@ def test_a_swipe_over_a_phones_chart_scrolls_the_page(page, server):
     beside = swipe(page, cdp, 8, box["y"] + box["height"] * 0.6)  # the column's left margin: the control
     assert beside > SWIPE_PX / 2, f"the page did not scroll under a swipe beside the chart ({beside} px)"
     assert over > SWIPE_PX / 2, f"the chart took the swipe: the page scrolled {over} px, {beside} beside it"
+
+
+OVERLAPS = """el => {
+  const bar = el.querySelector('.modebar').getBoundingClientRect();
+  const meets = (a, b) => a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom;
+  const titles = [...el.querySelectorAll('.annotation-text')].map(t => [t.textContent, t.getBoundingClientRect()]);
+  return {titles: titles.length, under: titles.filter(([, box]) => meets(bar, box)).map(([text]) => text)};
+}"""
+
+
+def test_a_tap_on_a_phones_chart_shows_a_toolbar_that_covers_no_panels_title(page, server):
+    page.set_viewport_size(PHONE["viewport"])
+    cdp = page.context.new_cdp_session(page)
+    cdp.send("Emulation.setTouchEmulationEnabled", {"enabled": True, "maxTouchPoints": 5})
+    open_app(page, server, "/?lang=zh")
+    charts = page.locator('[data-testid="stPlotlyChart"]')
+    panels = [i for i in range(charts.count()) if charts.nth(i).locator(".annotation-text").count() >= 2]
+    assert panels, "no chart of the Playground has two titled panels"
+    chart = charts.nth(panels[0])
+    chart.scroll_into_view_if_needed()
+    box = chart.bounding_box()
+    point = {"x": box["x"] + box["width"] * 0.3, "y": box["y"] + box["height"] * 0.5}  # a cell of the first panel
+    cdp.send("Input.dispatchTouchEvent", {"type": "touchStart", "touchPoints": [point]})
+    cdp.send("Input.dispatchTouchEvent", {"type": "touchEnd", "touchPoints": []})
+    chart.locator(".modebar").wait_for(state="visible")
+    seen = chart.evaluate(OVERLAPS)
+    assert seen["titles"] >= 2 and not seen["under"], f"the toolbar covers {seen['under']}"

@@ -74,11 +74,19 @@ def file_name(page: str, key: str) -> str:
     return stem[:120]
 
 
-def config(page: str, key: str) -> dict:
-    """A chart's toolbar: no logo or selection tools; its image button a slide-sized PNG named for page and chart."""
+REMOVED = ["lasso2d", "select2d", "autoScale2d"]  # from every chart's toolbar
+# Left out of a phone's toolbar as well: with no drag action (`widgets.swipeable`) the zoom and pan buttons would
+# hand a chart back the drag that a swipe to scroll needs, and zooming in with no pan leaves the reader at the middle
+# of the matrix. The toolbar keeps the PNG, the SVG and Streamlit's full screen: three buttons clear of the titles.
+MOVING = ["zoom2d", "pan2d", "zoomIn2d", "zoomOut2d", "resetScale2d"]
+
+
+def config(page: str, key: str, phone: bool = False) -> dict:
+    """A chart's toolbar: no logo or selection tools (nor zoom and pan on a `phone`); its image button a slide-sized
+    PNG named for page and chart."""
     return {
         "displaylogo": False,
-        "modeBarButtonsToRemove": ["lasso2d", "select2d", "autoScale2d"],
+        "modeBarButtonsToRemove": REMOVED + MOVING if phone else REMOVED,
         "toImageButtonOptions": {"format": "png", "filename": file_name(page, key), "scale": PNG_SCALE, **SLIDE},
     }
 

@@ -153,8 +153,14 @@ def chart_config(key: str, image_only: bool = False) -> dict:
     `image_only` leaves just the image button, for a chart whose clicks pick something (no zoom or pan to get
     in their way).
     """
-    config = toolbar.config(registry.current(), key)
+    config = toolbar.config(registry.current(), key, phone=on_a_phone())
     return {**config, "modeBarButtons": [["toImage"]]} if image_only else config
+
+
+def on_a_phone() -> bool:
+    """Whether this session's charts are built for a phone's column: a band under `screen.COLUMNS_FROM`, as for the
+    presenter's join code and the language model's grids."""
+    return screen.width() < screen.COLUMNS_FROM
 
 
 def swipeable(fig: go.Figure | Prebuilt) -> go.Figure | Prebuilt:
@@ -162,10 +168,9 @@ def swipeable(fig: go.Figure | Prebuilt) -> go.Figure | Prebuilt:
 
     Plotly takes a drag on a chart as a zoom and keeps the page from scrolling under it. A phone's charts span the
     column, and the Playground's eleven fill most of its length: a student could scroll only by the margins and the
-    gaps between charts. A tap still shows a cell's numbers, and the toolbar's zoom button still zooms. A phone is a
-    band under `screen.COLUMNS_FROM`, as for the presenter's join code and the language model's grids; wider columns
-    keep drag-to-zoom."""
-    if screen.width() >= screen.COLUMNS_FROM:
+    gaps between charts. A tap still shows a cell's numbers, and the toolbar keeps its image buttons and full screen
+    (`toolbar.config`). Wider columns keep drag-to-zoom."""
+    if not on_a_phone():
         return fig
     if isinstance(fig, Prebuilt):
         spec = fig.to_dict()
