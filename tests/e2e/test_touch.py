@@ -1,12 +1,15 @@
-"""A finger on a phone: a swipe over a chart scrolls the page, as a swipe beside it does (`widgets.swipeable`), and
-a tap shows a toolbar that leaves the panels' titles in view (`toolbar.config`)."""
+"""A finger on a phone: a swipe over a chart scrolls the page, as a swipe beside it does (`widgets.swipeable`; a chart
+whose tap picks something, `touch`), and a tap shows a toolbar that leaves the panels' titles in view
+(`toolbar.config`)."""
 
 from __future__ import annotations
 
 import pytest
 
-from attnlab.testing import PHONE
-from tests.e2e.conftest import chart_count, no_exception, open_app
+from attnlab.lmlab.texts import first_text
+from attnlab.testing import PHONE, rerun
+from attnlab.ui.app.i18n import catalog
+from tests.e2e.conftest import chart_count, main_text, no_exception, open_app
 
 pytestmark = pytest.mark.e2e
 SWIPE_PX = 200  # upwards, in ten moves a frame apart, as a thumb scrolls a page down
@@ -76,3 +79,29 @@ def test_a_tap_on_a_phones_chart_shows_a_toolbar_that_covers_no_panels_title(pag
     chart.locator(".modebar").wait_for(state="visible")
     seen = chart.evaluate(OVERLAPS)
     assert seen["titles"] >= 2 and not seen["under"], f"the toolbar covers {seen['under']}"
+
+
+def test_a_swipe_over_a_chart_a_tap_picks_from_scrolls_the_page_and_a_tap_still_picks(page, server):
+    """The language model's painted text. Streamlit gives a chart with a selection Plotly's pan, whose touch handling
+    held the swipe (0 px) and dropped the tap (no run)."""
+    page.set_viewport_size(PHONE["viewport"])
+    cdp = page.context.new_cdp_session(page)
+    cdp.send("Emulation.setTouchEmulationEnabled", {"enabled": True, "maxTouchPoints": 5})
+    open_app(page, server, "/lm?lang=zh")
+    painted = page.locator('[data-testid="stPlotlyChart"]').first
+    assert no_exception(page) and chart_count(page) > 1
+    box = painted.bounding_box()
+    over = swipe(page, cdp, box["x"] + box["width"] / 2, box["y"] + box["height"] * 0.5)
+    assert over > SWIPE_PX / 2, f"the painted text took the swipe: the page scrolled {over} px"
+    character = painted.locator(".scatterlayer .trace").first.locator("path.point").nth(2)  # the 3rd character
+    character.scroll_into_view_if_needed()
+    at = character.bounding_box()
+    point = {"x": at["x"] + at["width"] / 2, "y": at["y"] + at["height"] / 2}
+
+    def tap() -> None:
+        cdp.send("Input.dispatchTouchEvent", {"type": "touchStart", "touchPoints": [point]})
+        cdp.send("Input.dispatchTouchEvent", {"type": "touchEnd", "touchPoints": []})
+
+    rerun(page, tap)
+    assert no_exception(page)
+    assert catalog("zh")["lm.top_at"].format(i=3, piece=first_text("zh")[2]) in main_text(page)

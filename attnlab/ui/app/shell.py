@@ -8,7 +8,7 @@ import streamlit as st
 
 from attnlab.figures import palette
 from attnlab.figures.palette import PALETTES
-from attnlab.ui.app import courselink, registry, toolbar
+from attnlab.ui.app import courselink, registry, toolbar, touch
 from attnlab.ui.app.i18n import LANG_NAMES, lang_for, t
 from attnlab.ui.app.state import APP
 from attnlab.ui.app.widgets import segmented
@@ -26,7 +26,8 @@ def browser_language() -> None:
 
 def settings() -> None:
     """Take the app's settings (language, palette) from the link once per session, draw their switches, and send the
-    script that gives every chart's toolbar its SVG button (`toolbar`)."""
+    scripts that give every chart's toolbar its SVG button (`toolbar`) and a phone's swipes past the charts that pick
+    (`touch`)."""
     browser_language()
     APP.load()
     courselink.claim_problems()  # the course's link messages go to the task panel, which a phone shows
@@ -36,6 +37,7 @@ def settings() -> None:
     palette.use(APP["palette"])
     APP.show_problems(where=st.sidebar)
     toolbar.svg_buttons(t("takeout.png"), t("takeout.svg"))
+    touch.send()
 
 
 def share_link() -> None:
