@@ -11,7 +11,9 @@ the browser makes of it, and the second click unpicked what the first picked.
 So a small script in the page keeps a finger's touches from the Plotly of a chart that has a drag action, while the
 page's column is in a phone's band (the width probe's `data-attnlab-band`, under `screen.COLUMNS_FROM`). The browser
 then scrolls the page under a swipe, as it does beside the chart, and turns a tap into the mouse events Plotly picks
-from: a hover, then a click on the point under the finger. Charts with no drag action keep their touches.
+from: a hover, then a click on the point under the finger. Charts with no drag action keep their touches. The script
+listens on the document, as a touch goes down to its target, so nothing of it runs while a page loads and draws (a
+watcher of the page's elements would run with every chart that arrived).
 """
 
 from __future__ import annotations
@@ -24,21 +26,15 @@ SCRIPT = """<script>(() => {
   if (window.__attnlabTouch) return;  // once per page
   window.__attnlabTouch = true;
   const phone = () => Number(document.body.dataset.attnlabBand) < COLUMNS_FROM;
-  const holds = gd => phone() && gd._fullLayout !== undefined && gd._fullLayout.dragmode !== false;
-  const keep = gd => e => { if (holds(gd)) e.stopPropagation(); };  // before Plotly's own listeners, inside it
-  const watch = () => {
-    for (const gd of document.querySelectorAll('[data-testid="stPlotlyChart"] .js-plotly-plot')) {
-      if (gd.__attnlabTouch) continue;
-      gd.__attnlabTouch = true;
-      for (const kind of ['touchstart', 'touchmove', 'touchend', 'touchcancel']) {
-        gd.addEventListener(kind, keep(gd), { capture: true, passive: true });
-      }
-    }
+  const holds = gd => gd !== null && gd._fullLayout !== undefined && gd._fullLayout.dragmode !== false;
+  // On the document, as the touch goes down to its target: stopped here, it never reaches Plotly's own listeners.
+  const keep = e => {
+    const gd = e.target instanceof Element ? e.target.closest('[data-testid="stPlotlyChart"] .js-plotly-plot') : null;
+    if (phone() && holds(gd)) e.stopPropagation();
   };
-  let queued = false;
-  const later = () => { if (!queued) { queued = true; requestAnimationFrame(() => { queued = false; watch(); }); } };
-  new MutationObserver(later).observe(document.body, { childList: true, subtree: true });
-  watch();
+  for (const kind of ['touchstart', 'touchmove', 'touchend', 'touchcancel']) {
+    document.addEventListener(kind, keep, { capture: true, passive: true });
+  }
 })();</script>""".replace("COLUMNS_FROM", str(screen.COLUMNS_FROM))
 
 
