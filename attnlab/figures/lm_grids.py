@@ -33,7 +33,7 @@ def columns(wanted: int, names: Sequence[str], period: int | None = None) -> int
     """How many cells a line of the grid holds at this session's chart width: `wanted` at most, at least 4, whole
     periods of a regular poem where one fits (a couplet a line, as the painted text wraps)."""
     px = screen.width() - 12 - 13 * max((em_width(n) for n in names), default=0)
-    px -= COLORBAR_PX if screen.width() >= screen.COLUMNS_FROM else 0
+    px -= 0 if screen.phone() else COLORBAR_PX  # a phone's grid has no colour bar
     n = max(4, min(wanted, int(px // MIN_CELL_PX)))
     return period * (n // period) if period and n >= period else n
 
@@ -78,7 +78,7 @@ def figure(grid: Grid, colour_word: str, dot_word: str | None = None) -> Prebuil
         ygap=1,
         hoverinfo="skip",
         colorbar=dict(thickness=10, len=0.6, title=dict(text=esc(colour_word), side="right")),
-        showscale=screen.width() >= screen.COLUMNS_FROM,  # a phone's grid needs the width; the caption says it
+        showscale=not screen.phone(),  # a phone's grid needs the width; the caption says it
     )
     plain = [(r, c) for r in range(rows) if not coloured[r] for c in range(grid.width) if grid.text[r][c]]
     words = dict(

@@ -49,6 +49,12 @@ def width(share: float = 1.0) -> int:
     return px if part >= 1 else int(px * part - COLUMN_GAP)
 
 
+def phone() -> bool:
+    """Whether this run's charts are built for a phone's column (a band under `COLUMNS_FROM`, where st.columns
+    stack): the one test of it for the figures, the toolbar and the drag action."""
+    return _width.get() < COLUMNS_FROM
+
+
 @contextmanager
 def at(px: int) -> Iterator[None]:
     """Figures built inside are laid out for charts `px` wide, whatever this session's browser reported (a file

@@ -26,6 +26,20 @@ STILL = """() => new Promise(done => {
 })"""  # the page's scroll position the same for five frames: any fling has ended
 
 
+def finger(tab):
+    """A phone's width and touch for this tab; the CDP session that touches it."""
+    tab.set_viewport_size(PHONE["viewport"])
+    cdp = tab.context.new_cdp_session(tab)
+    cdp.send("Emulation.setTouchEmulationEnabled", {"enabled": True, "maxTouchPoints": 5})
+    return cdp
+
+
+def tap(cdp, x: float, y: float) -> None:
+    """A finger down and up at (x, y), not moving."""
+    cdp.send("Input.dispatchTouchEvent", {"type": "touchStart", "touchPoints": [{"x": x, "y": y}]})
+    cdp.send("Input.dispatchTouchEvent", {"type": "touchEnd", "touchPoints": []})
+
+
 def swipe(tab, cdp, x: float, y: float) -> float:
     """How far the page scrolled under a swipe from (x, y) up by SWIPE_PX."""
     before = tab.evaluate(SCROLLED)
@@ -40,9 +54,7 @@ def swipe(tab, cdp, x: float, y: float) -> float:
 
 
 def test_a_swipe_over_a_phones_chart_scrolls_the_page(page, server):
-    page.set_viewport_size(PHONE["viewport"])
-    cdp = page.context.new_cdp_session(page)
-    cdp.send("Emulation.setTouchEmulationEnabled", {"enabled": True, "maxTouchPoints": 5})
+    cdp = finger(page)
     open_app(page, server, "/?lang=zh")
     assert no_exception(page) and chart_count(page) > 3
     chart = page.locator('[data-testid="stPlotlyChart"]').nth(3)  # a stage halfway down the page
@@ -63,9 +75,7 @@ OVERLAPS = """el => {
 
 
 def test_a_tap_on_a_phones_chart_shows_a_toolbar_that_covers_no_panels_title(page, server):
-    page.set_viewport_size(PHONE["viewport"])
-    cdp = page.context.new_cdp_session(page)
-    cdp.send("Emulation.setTouchEmulationEnabled", {"enabled": True, "maxTouchPoints": 5})
+    cdp = finger(page)
     open_app(page, server, "/?lang=zh")
     charts = page.locator('[data-testid="stPlotlyChart"]')
     panels = [i for i in range(charts.count()) if charts.nth(i).locator(".annotation-text").count() >= 2]
@@ -73,9 +83,7 @@ def test_a_tap_on_a_phones_chart_shows_a_toolbar_that_covers_no_panels_title(pag
     chart = charts.nth(panels[0])
     chart.scroll_into_view_if_needed()
     box = chart.bounding_box()
-    point = {"x": box["x"] + box["width"] * 0.3, "y": box["y"] + box["height"] * 0.5}  # a cell of the first panel
-    cdp.send("Input.dispatchTouchEvent", {"type": "touchStart", "touchPoints": [point]})
-    cdp.send("Input.dispatchTouchEvent", {"type": "touchEnd", "touchPoints": []})
+    tap(cdp, box["x"] + box["width"] * 0.3, box["y"] + box["height"] * 0.5)  # a cell of the first panel
     chart.locator(".modebar").wait_for(state="visible")
     seen = chart.evaluate(OVERLAPS)
     assert seen["titles"] >= 2 and not seen["under"], f"the toolbar covers {seen['under']}"
@@ -84,9 +92,7 @@ def test_a_tap_on_a_phones_chart_shows_a_toolbar_that_covers_no_panels_title(pag
 def test_a_swipe_over_a_chart_a_tap_picks_from_scrolls_the_page_and_a_tap_still_picks(page, server):
     """The language model's painted text. Streamlit gives a chart with a selection Plotly's pan, whose touch handling
     held the swipe (0 px) and dropped the tap (no run)."""
-    page.set_viewport_size(PHONE["viewport"])
-    cdp = page.context.new_cdp_session(page)
-    cdp.send("Emulation.setTouchEmulationEnabled", {"enabled": True, "maxTouchPoints": 5})
+    cdp = finger(page)
     open_app(page, server, "/lm?lang=zh")
     painted = page.locator('[data-testid="stPlotlyChart"]').first
     assert no_exception(page) and chart_count(page) > 1
@@ -96,12 +102,6 @@ def test_a_swipe_over_a_chart_a_tap_picks_from_scrolls_the_page_and_a_tap_still_
     character = painted.locator(".scatterlayer .trace").first.locator("path.point").nth(2)  # the 3rd character
     character.scroll_into_view_if_needed()
     at = character.bounding_box()
-    point = {"x": at["x"] + at["width"] / 2, "y": at["y"] + at["height"] / 2}
-
-    def tap() -> None:
-        cdp.send("Input.dispatchTouchEvent", {"type": "touchStart", "touchPoints": [point]})
-        cdp.send("Input.dispatchTouchEvent", {"type": "touchEnd", "touchPoints": []})
-
-    rerun(page, tap)
+    rerun(page, lambda: tap(cdp, at["x"] + at["width"] / 2, at["y"] + at["height"] / 2))
     assert no_exception(page)
     assert catalog("zh")["lm.top_at"].format(i=3, piece=first_text("zh")[2]) in main_text(page)

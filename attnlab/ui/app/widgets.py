@@ -153,14 +153,8 @@ def chart_config(key: str, image_only: bool = False) -> dict:
     `image_only` leaves just the image button, for a chart whose clicks pick something (no zoom or pan to get
     in their way).
     """
-    config = toolbar.config(registry.current(), key, phone=on_a_phone())
+    config = toolbar.config(registry.current(), key, phone=screen.phone())
     return {**config, "modeBarButtons": [["toImage"]]} if image_only else config
-
-
-def on_a_phone() -> bool:
-    """Whether this session's charts are built for a phone's column: a band under `screen.COLUMNS_FROM`, as for the
-    presenter's join code and the language model's grids."""
-    return screen.width() < screen.COLUMNS_FROM
 
 
 def swipeable(fig: go.Figure | Prebuilt) -> go.Figure | Prebuilt:
@@ -170,7 +164,7 @@ def swipeable(fig: go.Figure | Prebuilt) -> go.Figure | Prebuilt:
     column, and the Playground's eleven fill most of its length: a student could scroll only by the margins and the
     gaps between charts. A tap still shows a cell's numbers, and the toolbar keeps its image buttons and full screen
     (`toolbar.config`). Wider columns keep drag-to-zoom."""
-    if not on_a_phone():
+    if not screen.phone():
         return fig
     if isinstance(fig, Prebuilt):
         spec = fig.to_dict()

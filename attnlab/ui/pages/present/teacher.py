@@ -192,7 +192,7 @@ def panel_for_student() -> None:
 def phone_join() -> None:
     """On a phone, where the sidebar is folded away, the join box opens the page (a projector's first screen is the
     matrix's, so a desktop keeps it in the sidebar)."""
-    if teaching() is None and screen.width() < screen.COLUMNS_FROM:
+    if teaching() is None and screen.phone():
         join_expander(st, "phone")
 
 
