@@ -16,6 +16,8 @@ from attnlab.figures.celltext import MIN_TEXT_PX, cell_font_px
 from attnlab.figures.grid import matrices_figure
 from attnlab.figures.matrix import matrix_figure
 
+pytestmark = pytest.mark.e2e  # the browser group: one browser for every browser test
+
 DRAW = """async ([data, layout]) => {
   const div = document.createElement('div');
   document.body.replaceChildren(div);

@@ -16,6 +16,8 @@ from attnlab.figures import screen
 from attnlab.figures.grid import matrices_figure
 from attnlab.figures.matrix import TICK_PX, matrix_figure
 
+pytestmark = pytest.mark.e2e  # the browser group: one browser for every browser test
+
 TICKS = """async ([data, layout]) => {
   const div = document.createElement('div');
   document.body.replaceChildren(div);

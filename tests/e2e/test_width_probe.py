@@ -10,6 +10,8 @@ from attnlab.figures.screen import BANDS
 from attnlab.ui.app.first_screen import PENDING
 from attnlab.ui.app.viewport import JS
 
+pytestmark = pytest.mark.e2e  # the browser group: one browser for every browser test
+
 RETRY_MS = 50  # the probe's idle tick in these tests (the app's is 2 s)
 NEVER_MS = 600_000  # an idle tick no test outlasts: only the resize observer asks
 LOAD = """async ([js, bands, pending, retry]) => {
