@@ -147,6 +147,12 @@ def page(context):
     tab.close()
 
 
+# Whatever is wider than it shows: the page, its main column, its content (a phone must not scroll sideways)
+SIDEWAYS = """() => [document.documentElement, document.querySelector('[data-testid="stMain"]'),
+  document.querySelector('[data-testid="stMainBlockContainer"]')].filter(el => el.scrollWidth > el.clientWidth)
+  .map(el => `${el.getAttribute('data-testid') || 'document'}: ${el.scrollWidth} > ${el.clientWidth}`)"""
+
+
 def chart_count(tab) -> int:
     """How many Plotly charts have drawn (a chart holds several SVG layers; count charts)."""
     return tab.locator('[data-testid="stPlotlyChart"]:has(.main-svg)').count()

@@ -9,7 +9,7 @@ import pytest
 from attnlab.lmlab.texts import first_text
 from attnlab.testing import PHONE, rerun
 from attnlab.ui.app.i18n import catalog
-from tests.e2e.conftest import chart_count, main_text, no_exception, open_app
+from tests.e2e.conftest import SIDEWAYS, chart_count, main_text, no_exception, open_app
 
 pytestmark = pytest.mark.e2e
 SWIPE_PX = 200  # upwards, in ten moves a frame apart, as a thumb scrolls a page down
@@ -53,19 +53,6 @@ def swipe(tab, cdp, x: float, y: float) -> float:
     return tab.evaluate(SCROLLED) - before
 
 
-def test_a_swipe_over_a_phones_chart_scrolls_the_page(page, server):
-    cdp = finger(page)
-    open_app(page, server, "/?lang=zh")
-    assert no_exception(page) and chart_count(page) > 3
-    chart = page.locator('[data-testid="stPlotlyChart"]').nth(3)  # a stage halfway down the page
-    chart.scroll_into_view_if_needed()
-    box = chart.bounding_box()
-    over = swipe(page, cdp, box["x"] + box["width"] / 2, box["y"] + box["height"] * 0.6)
-    beside = swipe(page, cdp, 8, box["y"] + box["height"] * 0.6)  # the column's left margin: the control
-    assert beside > SWIPE_PX / 2, f"the page did not scroll under a swipe beside the chart ({beside} px)"
-    assert over > SWIPE_PX / 2, f"the chart took the swipe: the page scrolled {over} px, {beside} beside it"
-
-
 OVERLAPS = """el => {
   const bar = el.querySelector('.modebar').getBoundingClientRect();
   const meets = (a, b) => a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom;
@@ -74,10 +61,20 @@ OVERLAPS = """el => {
 }"""
 
 
-def test_a_tap_on_a_phones_chart_shows_a_toolbar_that_covers_no_panels_title(page, server):
+def test_a_swipe_over_a_phones_chart_scrolls_and_a_tap_shows_a_toolbar_that_covers_no_panels_title(page, server):
+    """One visit: a swipe over a stage halfway down, then a tap on the first chart of two titled panels."""
     cdp = finger(page)
     open_app(page, server, "/?lang=zh")
+    assert no_exception(page) and chart_count(page) > 3
     charts = page.locator('[data-testid="stPlotlyChart"]')
+    chart = charts.nth(3)  # a stage halfway down the page
+    chart.scroll_into_view_if_needed()
+    box = chart.bounding_box()
+    over = swipe(page, cdp, box["x"] + box["width"] / 2, box["y"] + box["height"] * 0.6)
+    beside = swipe(page, cdp, 8, box["y"] + box["height"] * 0.6)  # the column's left margin: the control
+    assert beside > SWIPE_PX / 2, f"the page did not scroll under a swipe beside the chart ({beside} px)"
+    assert over > SWIPE_PX / 2, f"the chart took the swipe: the page scrolled {over} px, {beside} beside it"
+
     panels = [i for i in range(charts.count()) if charts.nth(i).locator(".annotation-text").count() >= 2]
     assert panels, "no chart of the Playground has two titled panels"
     chart = charts.nth(panels[0])
@@ -96,6 +93,7 @@ def test_a_swipe_over_a_chart_a_tap_picks_from_scrolls_the_page_and_a_tap_still_
     open_app(page, server, "/lm?lang=zh")
     painted = page.locator('[data-testid="stPlotlyChart"]').first
     assert no_exception(page) and chart_count(page) > 1
+    assert page.evaluate(SIDEWAYS) == []  # the page, its main column, its content: none wider than it shows
     box = painted.bounding_box()
     over = swipe(page, cdp, box["x"] + box["width"] / 2, box["y"] + box["height"] * 0.5)
     assert over > SWIPE_PX / 2, f"the painted text took the swipe: the page scrolled {over} px"
