@@ -34,6 +34,7 @@ PULSES = """() => {
 }"""
 
 
+@pytest.mark.slow
 def test_multihead_renders_in_chinese_and_dropout_adds_a_chart(page, server):
     open_app(page, server, "/multihead?lang=zh&heads=2&open=resplit,concat,fused,dropout,torch,full,gqa")  # all open
     assert chart_count(page) == 15 and no_exception(page)  # 12, and the MHA / GQA / MQA comparison's 3
@@ -47,6 +48,7 @@ def test_multihead_renders_in_chinese_and_dropout_adds_a_chart(page, server):
     assert chart_count(page) == 16 and no_exception(page)
 
 
+@pytest.mark.slow
 def test_cross_link_with_every_source_token_padded(page, server):
     open_app(page, server, "/cross?src=a+b&tgt=x+y+z&pad=0,1&lang=en&open=bottleneck,check")
     assert no_exception(page)
@@ -64,6 +66,7 @@ def test_loading_placeholders_hold_still_where_streamlit_pulses_them(page, serve
     assert page.evaluate(PULSES) == {"placeholder": 0, "unmarked": 1}  # Streamlit's pulse, held still by the app
 
 
+@pytest.mark.slow
 def test_neuron_thinking_machines_numbers(page, server):
     open_app(page, server, "/neuron?preset=thinking")
     assert no_exception(page) and chart_count(page) == 5

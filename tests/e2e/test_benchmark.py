@@ -9,7 +9,7 @@ from attnlab.testing import PATIENCE_MS
 from attnlab.ui.app.i18n import catalog
 from tests.e2e.conftest import main_text, no_exception, open_app, rerun
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 CAT = catalog("en")
 TINY = "/benchmark?lang=en&seq=16,32,64,128,256,512&heads=1&head_dim=8&impls=explicit,tiled,sdpa,sdpa-math,mha"

@@ -25,7 +25,7 @@ from attnlab.ui.app.registry import PAGES
 from tests.e2e.conftest import HAVE_CHROMIUM, _no_browser
 from tests.e2e.label_boxes import collisions, crowded, crowded_ticks, describe, label_boxes
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 PHONE, PROJECTOR = (390, 844), (1280, 720)
 MODERN = "/?text=" + quote("<BOS> 我 喜欢 你 ， 你 也 喜欢 我 <EOS>").replace("%20", "+")

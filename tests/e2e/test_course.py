@@ -69,6 +69,7 @@ def test_three_tasks_answered_on_a_phone_in_chinese_above_the_page(page, server)
     assert link_state(page)["done"] == "dict-weighted,dict-temperature,scaling-variance"
 
 
+@pytest.mark.slow
 def test_three_tasks_at_1280_by_720_with_the_panel_in_the_sidebar_and_the_page_live(page, server):
     page.set_viewport_size({"width": 1280, "height": 720})
     open_app(page, server, "/masking?lang=en&task=masking-weight")

@@ -39,6 +39,7 @@ def test_a_live_run_redraws_its_progress_until_done_without_any_click(page, serv
     assert page.locator(live).count() == 1 + (done >= SCORE_EVERY)  # the loss, and the heads' scores once scored
 
 
+@pytest.mark.slow
 def test_clicking_a_cell_of_the_patching_map_opens_that_head_in_both_runs(page, server):
     open_app(page, server, "/decoder?lang=en&inside=heads&seq=k+3+x+m+q+7+k+3+x+m+q+7+k+3+x")
     assert no_exception(page)

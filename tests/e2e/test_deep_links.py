@@ -6,7 +6,7 @@ import pytest
 
 from tests.e2e.conftest import open_app
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 
 def test_first_request_to_a_fresh_server_can_be_a_deep_link(page, fresh_server):

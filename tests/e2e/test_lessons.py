@@ -27,6 +27,7 @@ def test_overview_leads_to_the_first_lesson_whose_weight_edit_updates_the_sum_an
     assert "w_chair=0.5" in page.url
 
 
+@pytest.mark.slow
 def test_shared_links_reproduce_positions_and_masking(page, server):
     open_app(page, server, "/positions?lang=zh&text=I+like+green+tea&pe=true&perm=swap&d_model=16")
     assert chart_count(page) == 5 and no_exception(page)

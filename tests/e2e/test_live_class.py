@@ -14,7 +14,7 @@ import pytest
 from attnlab.testing import BROWSER_ARGS, PATIENCE_MS
 from tests.e2e.conftest import CHROMIUM, open_app, rerun, settle
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 PHONE = {"width": 390, "height": 844}
 ARRIVES_MS = 60_000  # a cap for a loaded machine; the budget (3 s) is measured by scripts/live_budgets.py
 

@@ -9,15 +9,13 @@ from attnlab.lm import load
 from attnlab.lmlab.texts import first_text
 from attnlab.testing import click_point
 from attnlab.ui.app.i18n import catalog
-from tests.e2e.conftest import chart_count, main_text, no_exception, open_app
+from tests.e2e.conftest import SIDEWAYS, chart_count, main_text, no_exception, open_app
 
 pytestmark = pytest.mark.e2e
 PHONE = {"width": 390, "height": 844}
-SIDEWAYS = """() => [document.documentElement, document.querySelector('[data-testid="stMain"]'),
-  document.querySelector('[data-testid="stMainBlockContainer"]')].filter(el => el.scrollWidth > el.clientWidth)
-  .map(el => `${el.getAttribute('data-testid') || 'document'}: ${el.scrollWidth} > ${el.clientWidth}`)"""
 
 
+@pytest.mark.slow
 def test_on_a_phone_nothing_scrolls_sideways_and_a_tapped_character_shows_its_prediction(page, server):
     page.set_viewport_size(PHONE)
     open_app(page, server, "/lm?lang=zh&open=sinks,training")  # the sections below the fold opened too
@@ -42,6 +40,7 @@ def points(page, key: str):
     return chart.locator(".scatterlayer .trace path.point, .barlayer .trace path")
 
 
+@pytest.mark.slow
 def test_the_sections_below_the_fold_fit_a_phone_and_answer_taps(page, server):
     """With the lens, the attribution and the branches open: nothing scrolls sideways on a phone, every chart draws,
     a tapped lens cell picks its position, a tapped character of a branch shows its alternatives, and a tapped head's

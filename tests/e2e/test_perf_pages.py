@@ -20,6 +20,7 @@ def live_charts(page) -> list[str]:
     return [text for text in map(lambda i: chart_text(page, i), range(chart_count(page))) if "16|32" in text]
 
 
+@pytest.mark.slow
 def test_benchmark_runs_and_draws_then_a_new_setting_redraws(page, server):
     open_app(page, server, f"/benchmark?{TINY}")
     recorded = chart_count(page)  # the recorded GPU runs' headline and charts, drawn before any Run
@@ -39,6 +40,7 @@ def test_benchmark_runs_and_draws_then_a_new_setting_redraws(page, server):
     assert page.locator('[data-testid="stException"]').count() == 0
 
 
+@pytest.mark.slow
 def test_tiled_walkthrough_steps_and_a_shared_link_reproduces_it(context, page, server):
     open_app(page, server, "/tiled?T=5&d=3&bq=2&bk=2&causal=true&seed=7&step=8&lang=zh")
     assert chart_count(page) == 4
@@ -57,6 +59,7 @@ def test_tiled_walkthrough_steps_and_a_shared_link_reproduces_it(context, page, 
     receiver.close()
 
 
+@pytest.mark.slow
 def test_cost_measures_live_and_draws(page, server):
     open_app(page, server, "/cost?lang=en&t_min=64&t_max=512&rnn_t=100")
     assert chart_count(page) == 5 and no_exception(page)  # live time and memory, the recorded GPU's two, the RNN

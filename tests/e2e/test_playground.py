@@ -146,6 +146,7 @@ def first_chart_trigger(message: bytes | str) -> bool:
     return any("first_chart_signal" in w.id and w.WhichOneof("value") == "json_trigger_value" for w in states)
 
 
+@pytest.mark.slow
 def test_when_the_request_for_the_rest_is_lost_the_page_asks_again(context, server):
     """The first screen's request for the other stages, dropped on its way to the server (as when it went astray
     among the page's other reruns), is sent again once the page has been idle a while: the rest still comes."""
@@ -172,6 +173,7 @@ def test_when_the_request_for_the_rest_is_lost_the_page_asks_again(context, serv
         tab.close()
 
 
+@pytest.mark.slow
 def test_heatmap_labels_fit_the_margins_written_for_them_so_plotly_need_not_measure_them(page, server):
     """The app writes each heatmap's margins from its labels (`figures.margins`) and turns Plotly's automargin off
     where it can bound every label's width, which spares Plotly measuring them in the browser and drawing the chart

@@ -23,6 +23,7 @@ def test_the_matrix_stays_hidden_until_the_question_is_answered(page, server):
     assert chart_count(page) == 1
 
 
+@pytest.mark.slow
 def test_the_pack_downloaded_from_the_page_draws_offline(page, context, server, tmp_path):
     """The Chinese pack as a teacher downloads it, hostile token included: it draws every chart with the network
     blocked, shows the token as text and breaks no content policy (test_offline_pack.py checks the English one)."""
@@ -42,6 +43,7 @@ def test_the_pack_downloaded_from_the_page_draws_offline(page, context, server, 
         tab.close()
 
 
+@pytest.mark.slow
 def test_a_click_on_a_head_in_the_model_view_opens_it(page, server):
     open_app(page, server, "/real-model?view=model&lang=en&text=The+cat+sat+on+the+mat.")
     assert chart_count(page) == 1

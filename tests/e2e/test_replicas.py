@@ -19,7 +19,7 @@ import pytest
 from attnlab.testing import ROOT, free_port, redis_binary
 from tests.e2e.conftest import chart_text, no_exception, open_app, rerun
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 NGINX = shutil.which("nginx") or ("/usr/sbin/nginx" if os.path.exists("/usr/sbin/nginx") else None)
 LINK = "/?text=the+class+sees+one+matrix&seed=11&causal=true&heads=2&lang=en"
 
