@@ -16,9 +16,10 @@ from attnlab.anatomy.neuron import THINKING_D_K, neuron, thinking_machines, vect
 from attnlab.attention import attention_steps
 from attnlab.multihead import MultiHeadWeights
 from attnlab.pipeline import LabConfig, run_lab
+from tests.examples import examples
 from tests.near import assert_near
 
-PROPS = settings(max_examples=30, deadline=None)
+PROPS = settings(max_examples=examples(30), deadline=None)
 SHAPES = [(4, 1), (4, 2), (8, 2), (8, 4), (12, 3), (16, 8)]
 
 

@@ -13,9 +13,10 @@ from hypothesis import strategies as st
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
 from attnlab.attention import AttentionSteps, attention_steps, causal_mask, mask_to_bias, stable_softmax
+from tests.examples import examples
 from tests.near import assert_near
 
-PROPS = settings(max_examples=60, deadline=None)
+PROPS = settings(max_examples=examples(60), deadline=None)
 DTYPES = st.sampled_from([torch.float32, torch.float64])
 
 

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from attnlab.anatomy.grouped import cache_bytes_per_token, compare, grouped_weights, sharing
 from attnlab.multihead import MultiHeadWeights
+from tests.examples import examples
 from tests.near import assert_near
 
 
@@ -38,7 +39,7 @@ def sdpa_output(x: torch.Tensor, w: MultiHeadWeights, w_k, w_v, n_heads: int, n_
     return out.transpose(0, 1).reshape(t, d) @ w.w_o
 
 
-@settings(max_examples=8, deadline=None)
+@settings(max_examples=examples(8), deadline=None)
 @given(
     shape=st.sampled_from([(8, 4, 2), (12, 6, 3), (12, 6, 2), (16, 8, 4), (16, 4, 1), (6, 3, 3)]),
     t=st.integers(1, 7),

@@ -20,6 +20,7 @@ from attnlab.limits import RTOL_FLOAT32, TOL_FLOAT32, TOL_LM_LOGITS, TOL_LM_PART
 from attnlab.lm import lens as lenslib
 from attnlab.lm import load
 from tests.conftest import REFERENCE_GROUP
+from tests.examples import examples
 from tests.near import assert_near
 from tests.unit.test_lm import TEXT, tiny_model
 
@@ -138,7 +139,7 @@ def test_each_heads_bar_is_its_out_hook_through_its_slice_of_w_o():
 
 
 @given(seed=st.integers(0, 50), position=st.integers(0, len(TEXT)), token=st.integers(0, 38))
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 def test_the_parts_sum_to_the_logit_anywhere(seed, position, token):
     lm = tiny_model(seed=seed)
     ids = lm.encode(TEXT)

@@ -15,6 +15,7 @@ from attnlab.limits import RTOL_FLOAT32, TOL_FLOAT32
 from attnlab.lm import extend
 from attnlab.lm.sampling import kept, sampler
 from tests.conftest import REFERENCE_GROUP
+from tests.examples import examples
 from tests.near import assert_near
 from tests.unit.test_lm import tiny_model
 
@@ -54,7 +55,7 @@ cut_p = st.one_of(st.none(), st.floats(0.001, 1.0), st.sampled_from([0.5, 0.9, 1
 
 
 @given(weights, cut_k, cut_p)
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 def test_top_k_and_top_p_keep_exactly_the_contracts_support(w, top_k, top_p):
     probs = torch.tensor(w, dtype=torch.float64)
     probs = probs / probs.sum()
@@ -65,7 +66,7 @@ def test_top_k_and_top_p_keep_exactly_the_contracts_support(w, top_k, top_p):
 
 
 @given(st.lists(st.floats(-8.0, 8.0), min_size=2, max_size=30), st.floats(0.2, 2.0), cut_k, cut_p)
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 def test_the_sampler_renormalises_what_it_keeps_as_transformers_warpers_do(logits, temperature, top_k, top_p):
     from transformers.generation.logits_process import TemperatureLogitsWarper, TopKLogitsWarper, TopPLogitsWarper
 

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from attnlab.mla import MLAWeights, cache_per_token, mla_steps
 from tests.conftest import REFERENCE_GROUP
+from tests.examples import examples
 from tests.near import assert_near
 
 shapes = st.tuples(
@@ -25,7 +26,7 @@ shapes = st.tuples(
 )
 
 
-@settings(max_examples=12, deadline=None)
+@settings(max_examples=examples(12), deadline=None)
 @given(shape=shapes, seed=st.integers(0, 2**16), causal=st.booleans())
 def test_absorbed_gives_the_plain_weights_and_output(shape, seed, causal):
     d, h, c, nope, r, v, t = shape

@@ -20,9 +20,10 @@ from attnlab.multihead import (
     project,
     split_heads,
 )
+from tests.examples import examples
 from tests.near import assert_near
 
-PROPS = settings(max_examples=50, deadline=None)
+PROPS = settings(max_examples=examples(50), deadline=None)
 SHAPES = [(2, 1), (4, 2), (6, 3), (8, 2), (8, 4), (12, 3), (16, 8), (16, 16)]  # (d_model, heads)
 
 

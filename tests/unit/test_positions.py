@@ -16,9 +16,10 @@ from hypothesis import strategies as st
 from attnlab import positions
 from attnlab.limits import RTOL_FLOAT32, TOL_FLOAT32
 from tests.conftest import REFERENCE_GROUP
+from tests.examples import examples
 from tests.near import assert_near
 
-PROPS = settings(max_examples=25, deadline=None)
+PROPS = settings(max_examples=examples(25), deadline=None)
 
 
 def llama_rotation(d: int, t: int, base: float, positions_: torch.Tensor | None = None):

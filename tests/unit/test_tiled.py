@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from attnlab.attention import attention_steps
 from attnlab.tiled import tiled_attention, tiled_trace
+from tests.examples import examples
 from tests.near import assert_near
 
 
@@ -49,7 +50,7 @@ def cases(draw):
     return q, k, v, mask, causal, scale, blocks
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(cases())
 def test_tiled_matches_explicit_and_sdpa(case):
     q, k, v, mask, causal, scale, (block_q, block_k) = case
@@ -61,7 +62,7 @@ def test_tiled_matches_explicit_and_sdpa(case):
     assert_near(got, sdpa)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(cases())
 def test_trace_final_output_equals_full_softmax(case):
     q, k, v, mask, causal, scale, (block_q, block_k) = case
