@@ -14,9 +14,7 @@ Hypothesis fails an example that takes over 200 ms by default. Property tests he
 two busy cores an example's time says more about the machine (`test_numbers_round_trip` once failed at 274 ms for an
 example that took 0.5 ms when replayed), so no example has a deadline.
 
-The capability pass runs the float tests again as other CPUs sum (twice, each in a process of its own) with 25
-examples a property instead of 100 (the profile "pass"): it looks for an order of summing that moves a value past its
-tolerance, which the first examples find as well as the last. The default run keeps all 100.
+The capability pass's processes load the profile "pass" instead, a quarter of the examples (why: tests/examples.py).
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ what the other does not: on the tree of issue 57, DEFAULT failed the language-mo
 generic kernels passed them, while those kernels alone failed the patching shares, which DEFAULT passed.
 
 On an AVX2 machine with MKL that is two extra runs of about 25 CPU-seconds each, with 25 examples a hypothesis
-property rather than 100 (the profile "pass" in tests/conftest.py). The few modules left out say why in
+property rather than 100 (the profile "pass": tests/examples.py). The few modules left out say why in
 OUTSIDE (each costs more in loading its references than its float paths are worth again here).
 """
 
@@ -23,6 +23,8 @@ from pathlib import Path
 
 import pytest
 import torch
+
+from tests.conftest import PROFILE_ENV
 
 ROOT = Path(__file__).resolve().parents[2]
 UNIT = ROOT / "tests" / "unit"
@@ -106,7 +108,7 @@ def test_the_float_tests_hold_on_a_cpu_that_sums_in_another_order(name, capabili
     args = ["-p", "no:cacheprovider", "-n", "0", "-q", "--no-header", *paths]
     proc = subprocess.run(
         [sys.executable, "-c", PROBE, capability, *args],
-        env={**os.environ, "OMP_NUM_THREADS": "1", "ATTNLAB_HYPOTHESIS_PROFILE": "pass", **env},
+        env={**os.environ, "OMP_NUM_THREADS": "1", PROFILE_ENV: "pass", **env},
         cwd=ROOT,
         capture_output=True,
         text=True,
