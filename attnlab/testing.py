@@ -183,8 +183,14 @@ def _message_kind(payload: bytes | str) -> str | None:
 
 
 def finished(payload: bytes | str) -> bool:
-    """Whether a websocket message is the server saying a script run finished."""
-    return _message_kind(payload) == "script_finished"
+    """Whether a websocket message is the server saying a script run finished: not one stopped for the rerun that
+    follows it (a widget of a held rest reruns its fragment, which hands over to the page: `first_screen.rest`)."""
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+    if not isinstance(payload, bytes):
+        return False
+    msg = ForwardMsg.FromString(payload)
+    return msg.WhichOneof("type") == "script_finished" and msg.script_finished != ForwardMsg.FINISHED_EARLY_FOR_RERUN
 
 
 def page_finished(payload: bytes | str) -> bool:
@@ -234,7 +240,8 @@ def click_point(tab, point) -> None:
     socket = _SOCKETS[tab]
 
     def note(payload: bytes | str) -> None:
-        seen.append(_message_kind(payload) or "")
+        kind = _message_kind(payload) or ""
+        seen.append(kind if kind != "script_finished" or finished(payload) else "stopped_for_rerun")
 
     socket.on("framereceived", note)
     try:

@@ -23,9 +23,12 @@ def main() -> None:
     page.show_problems()
     file = upload.current()
     headline.section(rec.headlines, file[2])
-    if first_screen.hold():  # a new visitor's browser draws the headline first
-        state.save(page)
-        return
+    first_screen.rest(lambda: later(page, rec, file))  # a new visitor's browser draws the headline first
+    state.save(page)
+
+
+def later(page, rec, file) -> None:
+    """Settings and Run, this session's run, the recorded runs, an upload beside them."""
     ui.device_line(page["dtype"])
     controls(page)
     impls = [i for i in IMPLS if i in page["impls"]]
@@ -35,7 +38,6 @@ def main() -> None:
     recorded(page, rec)
     mine = upload.uploaded(file)
     upload.side_by_side(upload.sources(st.session_state.get(live.RESULT_KEY), rec.runs, mine))
-    state.save(page)
 
 
 main()

@@ -15,12 +15,14 @@ def main() -> None:
     st.caption(t("lesson_cost.intro"))
     PAGE.show_problems()
     live_section()
+    first_screen.rest(later)  # a new visitor's browser draws the live run's charts first
     state.save(PAGE)
-    if first_screen.hold():  # a new visitor's browser draws the live run's charts first
-        return
+
+
+def later() -> None:
+    """The recorded GPU runs, then the RNN."""
     recorded_section()
     rnn_section()
-    state.save(PAGE)
 
 
 main()

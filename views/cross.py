@@ -36,8 +36,11 @@ def main() -> None:
     longest = max(len(result.source), len(result.target))
     shown = stages.head_picker(PAGE, "head", cfg.heads, longest)
     decoder_section(result, shown)
-    if first_screen.hold():  # a new visitor's browser draws the decoder's two charts first
-        return
+    first_screen.rest(lambda: later(result, shown))  # a new visitor's browser draws the decoder's two charts first
+
+
+def later(result, shown: tuple[int, ...]) -> None:
+    """The cross-attention, then the bottleneck and the check, folded until opened."""
     cross_section(result, shown)
     with fold.section(PAGE, "bottleneck", f"4. {t('cross.bottleneck_title')}") as drawn:
         if drawn:  # below the fold, drawn once opened (issue 61)

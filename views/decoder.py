@@ -34,8 +34,11 @@ def main() -> None:
     preds = predictions(np.asarray(run.probs), run.tokens, symbols, model.vocab)
     predictions_section(run, symbols, preds)
     attention_section(model, run)
-    if first_screen.hold():  # a new visitor's browser draws every head's map first
-        return
+    first_screen.rest(lambda: later(model, step, symbols, ablate))  # a new visitor's browser draws every head first
+
+
+def later(model, step, symbols, ablate) -> None:
+    """Inside one head, the training and the run of your own."""
     inside.section(model, step, symbols, ablate)
     dec.training(dec.DECODER["model"], step)
     decoder_yours.section(dec.MODELS[dec.DECODER["model"]])

@@ -16,10 +16,7 @@ def main() -> None:
     PAGE.show_problems()
     tokens = sequence()
     causal_rows(tokens)
-    state.save(PAGE)
-    if first_screen.hold():  # a new visitor's browser draws the causal rows first
-        return
-    fills(tokens)
+    first_screen.rest(lambda: fills(tokens))  # a new visitor's browser draws the causal rows first
     state.save(PAGE)
 
 

@@ -21,8 +21,11 @@ def main() -> None:
         return
     shown = stages.head_picker(lab.LAB, "head", result.steps.n_heads, len(result.tokens))
     cut(result)
-    if first_screen.hold():  # a new visitor's browser draws section 1 first
-        return
+    first_screen.rest(lambda: later(result, shown))  # a new visitor's browser draws section 1 first
+
+
+def later(result, shown: tuple[int, ...]) -> None:
+    """The reshape and every head, then sections 4 to 10, folded until opened."""
     reshape(result, shown)
     every_head(result, shown)
     later_sections(result, shown)

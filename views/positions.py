@@ -15,10 +15,7 @@ def main() -> None:
     st.caption(t("lesson_positions.intro"))
     PAGE.show_problems()
     shuffle_section()
-    state.save(PAGE)
-    if first_screen.hold():  # a new visitor's browser draws the shuffle's four charts first
-        return
-    sinusoid_section()
+    first_screen.rest(sinusoid_section)  # a new visitor's browser draws the shuffle's four charts first
     state.save(PAGE)
 
 

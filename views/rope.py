@@ -24,8 +24,11 @@ def main() -> None:
     settings = controls()
     state.save(PAGE)
     pair_section(settings)
-    if first_screen.hold():  # a new visitor's browser draws the pair's plane first
-        return
+    first_screen.rest(lambda: later(settings))  # a new visitor's browser draws the pair's plane first
+
+
+def later(settings) -> None:
+    """Every pair's speed, the shift that changes no score, the decay with distance."""
     frequency_section(settings)
     shift_section(settings)
     decay_section(settings)

@@ -20,8 +20,11 @@ def main() -> None:
     dk, n_keys, seed, scaled = PAGE["dk"], PAGE["keys"], PAGE["seed"], PAGE["scaled"]
     grid = tuple(lesson.dk_grid(dk))
     variance_section(grid, dk, seed)
-    if first_screen.hold():  # a new visitor's browser draws the variance first
-        return
+    first_screen.rest(lambda: later(grid, dk, n_keys, scaled, seed))  # a new visitor's browser draws the variance first
+
+
+def later(grid: tuple, dk: int, n_keys: int, scaled: bool, seed: int) -> None:
+    """Saturation with and without the scaling, then one query."""
     saturation_section(grid, dk, n_keys, seed)
     one_query_section(dk, n_keys, scaled, seed)
 

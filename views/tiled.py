@@ -23,8 +23,11 @@ def main() -> None:
     heading = t("tiled.step_head", s=s, n=len(trace.steps), i=cur.q_block + 1, n_q=n_q, j=cur.k_block + 1, n_k=n_k)
     st.markdown("#### " + heading + "  \n" + t("tiled.step_rows", r0=r0, r1=r1 - 1, c0=c0, c1=c1 - 1))
     tile_and_matrix(full, trace, s)
-    if first_screen.hold():  # a new visitor's browser draws this step's tile first
-        return
+    first_screen.rest(lambda: later(full, trace, s))  # a new visitor's browser draws this step's tile first
+
+
+def later(full, trace, s: int) -> None:
+    """This step's running statistics, then the outputs so far."""
     running_stats(trace, s)
     outputs(full, trace, s)
 

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
+from attnlab.ui.app.i18n import catalog
 from tests.e2e.conftest import chart_count, main_text, no_exception, open_app, rerun
 
 pytestmark = pytest.mark.e2e
@@ -46,6 +48,26 @@ def test_multihead_renders_in_chinese_and_dropout_adds_a_chart(page, server):
     assert "p=0.5" in page.url and "heads=2" in page.url and "lang=zh" in page.url  # a rerun keeps the language
     assert "open=resplit%2Cconcat%2Cfused%2Cdropout%2Ctorch%2Cfull%2Cgqa" in page.url  # and the open sections
     assert chart_count(page) == 16 and no_exception(page)
+
+
+def test_a_new_visitors_rest_comes_in_a_run_of_its_own_and_a_widget_in_it_reruns_the_whole_page(page, server):
+    """Multi-head holds all but section 1 for a new visitor, then draws the rest in a run of that rest alone
+    (`first_screen.rest`); a folded section of the rest, opened, reruns the whole page, so the link follows."""
+    runs: list[int] = []  # how each script run ended, in order
+
+    def note(payload: bytes | str) -> None:
+        msg = ForwardMsg.FromString(payload) if isinstance(payload, bytes) else None
+        if msg is not None and msg.WhichOneof("type") == "script_finished":
+            runs.append(msg.script_finished)
+
+    page.on("websocket", lambda ws: ws.on("framereceived", note))
+    open_app(page, server, "/multihead?lang=en")
+    assert no_exception(page) and chart_count(page) == 5  # section 1's two, then the reshape's two and every head's
+    assert runs[:2] == [ForwardMsg.FINISHED_SUCCESSFULLY, ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY]
+    title = f"4. {catalog('en')['multihead.resplit_title']}"
+    rerun(page, lambda: page.get_by_text(title, exact=True).click(), whole=True)
+    assert ForwardMsg.FINISHED_EARLY_FOR_RERUN in runs[2:] and runs[-1] == ForwardMsg.FINISHED_SUCCESSFULLY
+    assert "open=resplit" in page.url and chart_count(page) == 7 and no_exception(page)
 
 
 @pytest.mark.slow

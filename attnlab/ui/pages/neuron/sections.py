@@ -156,7 +156,8 @@ def scores_table(view: Traced) -> None:
 
 
 def stages_of(view: Traced) -> None:
-    """The six steps from q_i to z_i, then the check against the full computation and SDPA."""
+    """The six steps from q_i to z_i, then the check against the full computation and SDPA: q_i and K here, the
+    rest in `later_stages`."""
     n, tokens = view.traced.neuron, view.tokens
     i, d_k, t_len = n.i, n.q_i.size(-1), len(tokens)
     stage(1, t("neuron.q_title"), rf"q_{{{i}}}", shape_text("q_i", ["d_k"], [d_k]), t("neuron.q_note"))
@@ -169,8 +170,13 @@ def stages_of(view: Traced) -> None:
         t("neuron.k_note"),
     )
     keys_chart(n.k, tokens, "nv.k")
-    if first_screen.hold():  # a new visitor's browser draws q_i and K first
-        return
+    first_screen.rest(lambda: later_stages(view))  # a new visitor's browser draws q_i and K first
+
+
+def later_stages(view: Traced) -> None:
+    """Steps 3 to 6 (the products, the softmax, the weighted values, z_i), then the check."""
+    n, tokens = view.traced.neuron, view.tokens
+    i, d_k, t_len = n.i, n.q_i.size(-1), len(tokens)
     shape = shape_text("q_i ⊙ K", ["T", "d_k"], [t_len, d_k])
     stage(3, t("neuron.products_title"), rf"q_{{{i}}} \odot k_j", shape, t("neuron.products_note"))
     keys_chart(n.products, tokens, "nv.products")

@@ -131,8 +131,8 @@ def soft_lookup(values: list[float]) -> None:
             chart(key_plane(np.array(keys), KEYS, q, "q", t("lesson_dictionary.plane_title")), key="ldict.plane")
         else:
             st.info(t("lesson_dictionary.plane_note", d=soft.d_k), icon=":material/info:")
-    if not first_screen.hold():  # a new visitor's browser draws the weights and the key plane first
-        temperature_sweep(q, keys, values, temp)
+    # a new visitor's browser draws the weights and the key plane first
+    first_screen.rest(lambda: temperature_sweep(q, keys, values, temp))
 
 
 def temperature_sweep(q: list[float], keys: list[list[float]], values: list[float], temp: float) -> None:
