@@ -39,6 +39,11 @@ def use(px: int | None) -> None:
     _width.set(DEFAULT_PX if px is None else band(px))
 
 
+def band_in_use() -> int:
+    """The band this run's figures are built for: the whole column's, whatever part `share()` has set aside."""
+    return _width.get()
+
+
 def width(share: float = 1.0) -> int:
     """The width a chart has: the whole column (or the part `share()` set aside), or `share` of it for a chart in
     st.columns where they sit side by side (on a phone they stack, each the whole width)."""

@@ -21,6 +21,15 @@ new MutationObserver((_, observer) => {
   }
 }).observe(document, { childList: true, subtree: true });
 """
+# How the every-head chart (the page's fifth) is drawn: its height, margins and panels' places (built for a width
+# band) and its colours (for a palette)
+GRID_LAYOUT = """() => {
+  const chart = document.querySelectorAll('[data-testid="stPlotlyChart"] .js-plotly-plot')[4];
+  const layout = chart._fullLayout;
+  const axes = Object.keys(layout).filter(k => /^[xy]axis\\d*$/.test(k)).sort();
+  return { height: layout.height, margin: layout.margin, domains: axes.map(k => layout[k].domain),
+           colours: chart._fullData[0].colorscale };
+}"""
 # Two boxes with that class, one marked as Streamlit marks a placeholder: how many CSS animations each runs.
 PULSES = """() => {
   const box = marked => {
@@ -52,7 +61,8 @@ def test_multihead_renders_in_chinese_and_dropout_adds_a_chart(page, server):
 
 def test_a_new_visitors_rest_comes_in_a_run_of_its_own_and_a_widget_in_it_reruns_the_whole_page(page, server):
     """Multi-head holds all but section 1 for a new visitor, then draws the rest in a run of that rest alone
-    (`first_screen.rest`); a folded section of the rest, opened, reruns the whole page, so the link follows."""
+    (`first_screen.rest`), for the width band the phone reported and the palette the link names, as the whole page's
+    run draws it; a folded section of the rest, opened, reruns the whole page, so the link follows."""
     runs: list[int] = []  # how each script run ended, in order
 
     def note(payload: bytes | str) -> None:
@@ -61,13 +71,16 @@ def test_a_new_visitors_rest_comes_in_a_run_of_its_own_and_a_widget_in_it_reruns
             runs.append(msg.script_finished)
 
     page.on("websocket", lambda ws: ws.on("framereceived", note))
-    open_app(page, server, "/multihead?lang=en")
+    page.set_viewport_size({"width": 390, "height": 844})  # a desktop's user agent: the probe reports a phone's band
+    open_app(page, server, "/multihead?lang=en&palette=cb")
     assert no_exception(page) and chart_count(page) == 5  # section 1's two, then the reshape's two and every head's
-    assert runs[:2] == [ForwardMsg.FINISHED_SUCCESSFULLY, ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY]
+    assert ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY in runs
+    held = page.evaluate(GRID_LAYOUT)
     title = f"4. {catalog('en')['multihead.resplit_title']}"
     rerun(page, lambda: page.get_by_text(title, exact=True).click(), whole=True)
-    assert ForwardMsg.FINISHED_EARLY_FOR_RERUN in runs[2:] and runs[-1] == ForwardMsg.FINISHED_SUCCESSFULLY
+    assert ForwardMsg.FINISHED_EARLY_FOR_RERUN in runs and runs[-1] == ForwardMsg.FINISHED_SUCCESSFULLY
     assert "open=resplit" in page.url and chart_count(page) == 7 and no_exception(page)
+    assert page.evaluate(GRID_LAYOUT) == held  # the rest's own run built its figures for the phone's band too
 
 
 @pytest.mark.slow

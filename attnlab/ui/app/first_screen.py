@@ -20,6 +20,7 @@ from collections.abc import Callable
 
 import streamlit as st
 
+from attnlab.figures import palette, screen
 from attnlab.ui.app.i18n import t
 
 FIRST_SCREEN = 2  # stages sent before the browser has drawn a chart: a 1000-px-tall window shows less than two
@@ -114,17 +115,20 @@ def rest(draw: Callable[[], object], say: str | None = None) -> None:
     if st.session_state.get(DRAWN) or not st.session_state.get(SENT):
         draw()
     else:
-        _held(draw, say)
+        _held(draw, say, screen.band_in_use(), palette.current().name)
 
 
 @st.fragment
-def _held(draw: Callable[[], object], say: str | None) -> None:
+def _held(draw: Callable[[], object], say: str | None, band: int, colours: str) -> None:
     """The held rest. In the page's run: the promise and the script. In the rerun the script asks for: the rest, and
-    nothing above it. In a rerun a widget of that rest asks for: the whole page, which then draws the rest itself (a
-    fragment's rerun would leave the link and the sidebar as they were)."""
+    nothing above it, its figures built for the page run's width band and palette (a fragment's run starts without
+    the router's settings). In a rerun a widget of that rest asks for: the whole page, which then draws the rest
+    itself (a fragment's rerun would leave the link and the sidebar as they were)."""
     if not st.session_state.get(DRAWN):
         ask_for_the_rest(0, 1, say=say or t("common.more_coming"))
     elif st.session_state.pop(DUE, False):
+        screen.use(band)
+        palette.use(colours)
         draw()
     else:
         st.rerun()
