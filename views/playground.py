@@ -57,12 +57,14 @@ def main() -> None:
         rule=result.rule,
     )
     change = whatif.picker()
-    upto = first_screen.upto()
-    if change == "none":
-        stages.render(view, upto=upto)
-    else:
-        whatif.render(lab.config(), change, view, upto=upto)
-    first_screen.ask_for_the_rest(upto, len(stages.STAGES))
+
+    def draw(part: slice) -> None:
+        if change == "none":
+            stages.render(view, part=part)
+        else:
+            whatif.render(lab.config(), change, view, part=part)
+
+    first_screen.in_two(draw, len(stages.STAGES))
     with above:
         editor.check_panel(result)
         editor.weights_editor(result)

@@ -118,6 +118,16 @@ def rest(draw: Callable[[], object], say: str | None = None) -> None:
         _held(draw, say, screen.band_in_use(), palette.current().name)
 
 
+def in_two(draw: Callable[[slice], object], total: int) -> None:
+    """A page of `total` stages, `draw` drawing those of a slice: the first `FIRST_SCREEN` now and the others as `rest`
+    holds them, or all at once in a run whose browser has drawn a chart."""
+    if st.session_state.get(DRAWN) or total <= FIRST_SCREEN:
+        draw(slice(None))
+        return
+    draw(slice(None, FIRST_SCREEN))
+    rest(lambda: draw(slice(FIRST_SCREEN, None)), say=t("stages.more_coming", first=FIRST_SCREEN + 1, last=total))
+
+
 @st.fragment
 def _held(draw: Callable[[], object], say: str | None, band: int, colours: str) -> None:
     """The held rest. In the page's run: the promise and the script. In the rerun the script asks for: the rest, and

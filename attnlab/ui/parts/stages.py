@@ -157,9 +157,9 @@ def draw(spec: Stage, view: StageView, key: str) -> None:
     chart(spec.figure(view), key)
 
 
-def render(view: StageView, key: str = "st", upto: int | None = None) -> None:
-    """Every stage in the core's order (or the first `upto`); the stable softmax's shifted scores under the weights."""
-    for name in NAMES[:upto]:
+def render(view: StageView, key: str = "st", part: slice = slice(None)) -> None:
+    """Every stage in the core's order (those in `part`); the stable softmax's shifted scores under the weights."""
+    for name in NAMES[part]:
         draw(STAGES[name], view, f"{key}.{name}")
         if name == "weights" and st.toggle(t("stages.show_stable"), key=f"{key}.show_stable"):
             chart(stable_figure(view), f"{key}.stable")

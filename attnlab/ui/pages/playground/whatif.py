@@ -78,10 +78,11 @@ def draw_pair(pair: StageDiff, what: WhatIf, view: StageView) -> None:
     st.caption(" · ".join(notes))
 
 
-def render(config: LabConfig, kind: str, view: StageView, upto: int | None = None) -> None:
-    """Every stage of the state and of the state with the change (the first `upto` only)."""
-    if kind == "reset_edits" and not config.edits:
+def render(config: LabConfig, kind: str, view: StageView, part: slice = slice(None)) -> None:
+    """Every stage of the state and of the state with the change (those in `part`), under a word when the change
+    changes nothing (above the first stage)."""
+    if kind == "reset_edits" and not config.edits and not part.start:
         st.info(t("present.whatif.no_edits"), icon=":material/info:")
     what = compare(config, Change(kind))
-    for pair in what.stages[:upto]:
+    for pair in what.stages[part]:
         draw_pair(pair, what, view)
