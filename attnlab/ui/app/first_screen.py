@@ -8,10 +8,10 @@ reaches a run (it went astray among the page's other reruns, once in a browser t
 its first screen for good, so while the script stays mounted, the page idle, it asks again every `RETRY_MS` * 2.
 
 A page that holds its rest with `rest()` holds it in a fragment, so the request reruns only the rest: the browser is
-sent the rest's elements alone, not the whole page again, and renders only those (on a desktop at Multi-head's
-largest settings, 67 messages instead of 109, and the last chart 0.08-0.15x of the one-chart page sooner). A reader's
-change to a widget of that rest then reruns the whole page, as any other change does, so the link, the share
-button and the task panel always follow.
+sent the rest's elements alone, not the whole page again, and renders only those (Multi-head at its largest
+settings on a desktop: 67 messages instead of 109; in two runs of `python -m scripts.phone --desktop` its last chart
+came 0.01-0.21x of the one-chart page sooner). A reader's change to a widget of that rest then reruns the whole
+page, as any other change does, so the link, the share button and the task panel always follow.
 """
 
 from __future__ import annotations
