@@ -182,15 +182,22 @@ def _message_kind(payload: bytes | str) -> str | None:
     return ForwardMsg.FromString(payload).WhichOneof("type") if isinstance(payload, bytes) else None
 
 
+def run_ended(payload: bytes | str) -> int | None:
+    """How a script run ended (a `ForwardMsg.ScriptFinishedStatus`) if the websocket message says one did, else None."""
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+    if not isinstance(payload, bytes):
+        return None
+    msg = ForwardMsg.FromString(payload)
+    return msg.script_finished if msg.WhichOneof("type") == "script_finished" else None
+
+
 def finished(payload: bytes | str) -> bool:
     """Whether a websocket message is the server saying a script run finished: not one stopped for the rerun that
     follows it (a widget of a held rest reruns its fragment, which hands over to the page: `first_screen.rest`)."""
     from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
-    if not isinstance(payload, bytes):
-        return False
-    msg = ForwardMsg.FromString(payload)
-    return msg.WhichOneof("type") == "script_finished" and msg.script_finished != ForwardMsg.FINISHED_EARLY_FOR_RERUN
+    return run_ended(payload) not in (None, ForwardMsg.FINISHED_EARLY_FOR_RERUN)
 
 
 def page_finished(payload: bytes | str) -> bool:
@@ -198,10 +205,7 @@ def page_finished(payload: bytes | str) -> bool:
     nor one cut short by a rerun)."""
     from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
-    if not isinstance(payload, bytes):
-        return False
-    msg = ForwardMsg.FromString(payload)
-    return msg.WhichOneof("type") == "script_finished" and msg.script_finished == ForwardMsg.FINISHED_SUCCESSFULLY
+    return run_ended(payload) == ForwardMsg.FINISHED_SUCCESSFULLY
 
 
 def rerun(tab, action: Callable[[], object], timeout: float = PATIENCE_MS, whole: bool = False) -> None:
@@ -240,8 +244,7 @@ def click_point(tab, point) -> None:
     socket = _SOCKETS[tab]
 
     def note(payload: bytes | str) -> None:
-        kind = _message_kind(payload) or ""
-        seen.append(kind if kind != "script_finished" or finished(payload) else "stopped_for_rerun")
+        seen.append("script_finished" if finished(payload) else _message_kind(payload) or "")
 
     socket.on("framereceived", note)
     try:

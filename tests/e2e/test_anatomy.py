@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
+from attnlab.testing import run_ended
 from attnlab.ui.app.i18n import catalog
 from tests.e2e.conftest import chart_count, main_text, no_exception, open_app, rerun
 
@@ -66,9 +67,8 @@ def test_a_new_visitors_rest_comes_in_a_run_of_its_own_and_a_widget_in_it_reruns
     runs: list[int] = []  # how each script run ended, in order
 
     def note(payload: bytes | str) -> None:
-        msg = ForwardMsg.FromString(payload) if isinstance(payload, bytes) else None
-        if msg is not None and msg.WhichOneof("type") == "script_finished":
-            runs.append(msg.script_finished)
+        if (ended := run_ended(payload)) is not None:
+            runs.append(ended)
 
     page.on("websocket", lambda ws: ws.on("framereceived", note))
     page.set_viewport_size({"width": 390, "height": 844})  # a desktop's user agent: the probe reports a phone's band
