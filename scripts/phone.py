@@ -1,7 +1,7 @@
 """Every page on a mid-range phone: its first and last chart against a one-chart Streamlit page, in one run.
 
 usage: python -m scripts.phone [--runs 3] [--pages multihead,benchmark...] [--langs en,zh] [--root DIR ...]
-       [--desktop] [--floor-every 4] [--out phone.json]
+       [--desktop] [--floor-every 4] [--idle 3] [--out phone.json]
 
 Each registered page's default link (`/<url_path>` from the registry; the Playground's is `/`) is opened on a warm
 `streamlit run` server in a fresh browser context, a new visitor on a phone as Lighthouse's mobile profile has it
@@ -22,8 +22,12 @@ of main, say) beside each other; each page is visited on each in turn, the order
 measured in the same minutes. `--desktop` times the largest settings (Cross-attention 64 x 64 tokens and Multi-head 64
 tokens, d_model 64, 64 heads) at 1280 x 720, not throttled (within 1.6x). Before the timed visits every link is
 opened once per language, unthrottled; the server's resident memory is read before that and after each, so the total
-after every page once and the growth each page's first visit brought are printed (`--runs 0`: only that). A failed
-visit is counted, not fatal. A benchmark, not a test: nothing here asserts.
+after every page once and the growth each page's first visit brought are printed (`--runs 0`: only that). `--idle N`
+then opens N more visitors of each link in the first language and keeps them all open: what each idle session holds
+on the server, read as the resident memory's growth while that link's N opened (none closed, so none's freed memory
+is reused by the next), against DESIGN's 20 MB; the server's garbage from earlier visits, collected meanwhile, moves it
+by a few MB either way (below 0 for a session that holds next to nothing). A failed visit is counted, not fatal. A
+benchmark, not a test: nothing here asserts.
 """
 
 from __future__ import annotations
@@ -58,6 +62,7 @@ LARGEST = {  # the desktop check: the heaviest settings of the pages that draw t
     "multihead-64": f"/multihead?text={BIG}&d_model=64&heads=64",
 }
 GOALS = {"first": 1.5, "all": 2.0, "desktop": 1.6}  # DESIGN's budgets: times the one-chart page
+IDLE_SESSION_MB = 20  # DESIGN: one idle session costs <= 20 MB of server memory
 
 ONE_CHART = '''"""One 64 x 64 heatmap and a title, nothing else: Streamlit's own floor for a page with a chart."""
 
@@ -206,6 +211,24 @@ def warm(browser, url: str, pid: int, links: dict[str, str], langs: list[str], d
     return memory
 
 
+def idle_cost(browser, url: str, pid: int, links: dict[str, str], lang: str, device: dict, n: int) -> dict[str, float]:
+    """MB each of `n` open sessions of each link holds on the server; every context stays open until all are read."""
+    contexts, cost = [], {}
+    try:
+        for name, link in links.items():
+            before = rss_bytes(pid)
+            for _ in range(n):
+                contexts.append(browser.new_context(**device))
+                tab = contexts[-1].new_page()
+                tab.goto(url + with_lang(link, lang))
+                settle(tab)
+            cost[f"{name} {lang}"] = (rss_bytes(pid) - before) / n / 2**20
+    finally:
+        for context in contexts:
+            context.close()
+    return cost
+
+
 def measure(args, links: dict[str, str], device: dict, slowdown: float) -> dict:
     """Warm every server, then visit each link on each checkout in turn, the floor between, `runs` times."""
     from playwright.sync_api import sync_playwright
@@ -230,8 +253,10 @@ def measure(args, links: dict[str, str], device: dict, slowdown: float) -> dict:
                         row = one(served[k][0] + with_lang(link, lang), True, f"run {run} {lang} {name} {roots[k]}")
                         visits[roots[k]][lang][name].append(row)
                 floors[lang].append(one(floor[0], False, f"run {run} {lang} floor"))
-        for r, (_, pid) in zip(roots, served, strict=True):
+        for r, (url, pid) in zip(roots, served, strict=True):
             memory[r]["after_runs_mb"] = rss_bytes(pid) / 2**20
+            if args.idle:
+                memory[r]["idle_session_mb"] = idle_cost(browser, url, pid, links, args.langs[0], device, args.idle)
         browser.close()
     return {"visits": visits, "floors": floors, "memory": memory}
 
@@ -290,6 +315,18 @@ def memory_lines(memory: dict) -> list[str]:
         f"server memory: {memory['idle_mb']:.0f} MB idle, {steps[-1]:.0f} MB after every page once per language, "
         f"{memory['after_runs_mb']:.0f} MB after the timed visits",
         "  grew most on the first visit of: " + ", ".join(f"{k} +{v:.0f} MB" for k, v in most),
+    ] + idle_lines(memory.get("idle_session_mb"))
+
+
+def idle_lines(cost: dict[str, float] | None) -> list[str]:
+    """What one idle session of each link holds (`--idle`), the largest first, against DESIGN's 20 MB."""
+    if not cost:
+        return []
+    worst = sorted(cost.items(), key=lambda kv: -kv[1])
+    over = [k for k, v in worst if v > IDLE_SESSION_MB]
+    verdict = f"over {IDLE_SESSION_MB} MB: {', '.join(over)}" if over else f"all within {IDLE_SESSION_MB} MB"
+    return [
+        "one idle session holds: " + ", ".join(f"{k} {v:.1f} MB" for k, v in worst[:8]) + f" ({verdict})",
     ]
 
 
@@ -301,6 +338,7 @@ def main() -> int:
     ap.add_argument("--root", action="append", type=Path, help="a checkout to serve (repeat to compare)")
     ap.add_argument("--desktop", action="store_true", help="the largest settings at 1280 x 720, not throttled")
     ap.add_argument("--floor-every", type=int, default=4, help="a floor visit before every this many pages")
+    ap.add_argument("--idle", type=int, default=0, help="then keep this many sessions of each link open: MB each")
     ap.add_argument("--out", help="also write every visit, the floors and the memory to this JSON file")
     args = ap.parse_args()
     args.langs = args.langs.split(",")
