@@ -11,7 +11,12 @@ A page that holds its rest with `rest()` holds it in a fragment, so the request 
 sent the rest's elements alone, not the whole page again, and renders only those (Multi-head at its largest
 settings on a desktop: 67 messages instead of 109; in two runs of `python -m scripts.phone --desktop` its last chart
 came 0.01-0.21x of the one-chart page sooner). A reader's change to a widget of that rest then reruns the whole
-page, as any other change does, so the link, the share button and the task panel always follow.
+page, as any other change does, so the link, the share button and the task panel always follow. The fragment itself
+is called with no page data: Streamlit keeps a fragment's call, arguments and all, for as long as the session lives,
+and an idle session of Cross-attention at 64 x 64 tokens held 24-26 MB of its result that way, over DESIGN's 20 MB
+(Multi-head at its largest, 6-8 MB). The rest's `draw` waits in the session instead (`HELD`) and the fragment's run
+takes it out, after which such a session holds next to nothing (`python -m scripts.phone --desktop --runs 0 --idle
+10`: -1 to 4 MB, within what the server's own garbage moves).
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ FIRST_SCREEN = 2  # stages sent before the browser has drawn a chart: a 1000-px-
 DRAWN = "app.chart_drawn"  # session flag: this session's browser has drawn a chart
 SENT = "app.charts_sent"  # how many charts this run has sent so far (`new_run`, `sent`)
 DUE = "app.rest_due"  # the browser has just asked for the rest: the fragment's rerun is to draw it (`rest`)
+HELD = "app.held_rest"  # the held rest's `draw` until the fragment's run draws it (one held rest a page)
 # Ask for the rest anyway when no chart is drawn FALLBACK_MS after one began drawing (a chart that failed, say), or
 # LATEST_MS after the script mounted: a phone 4x slower than a laptop spends seconds loading the chart library before
 # any chart begins, and a rest asked for while its first chart draws arrives in the same task (issue 61).
@@ -100,6 +106,7 @@ def new_run() -> None:
     """A run of the whole page begins: no chart sent yet, and it draws any rest itself (the router calls this first)."""
     st.session_state[SENT] = 0
     st.session_state.pop(DUE, None)
+    st.session_state.pop(HELD, None)
 
 
 def sent() -> None:
@@ -115,7 +122,8 @@ def rest(draw: Callable[[], object], say: str | None = None) -> None:
     if st.session_state.get(DRAWN) or not st.session_state.get(SENT):
         draw()
     else:
-        _held(draw, say, screen.band_in_use(), palette.current().name)
+        st.session_state[HELD] = draw
+        _held(say, screen.band_in_use(), palette.current().name)
 
 
 def in_two(draw: Callable[[slice], object], total: int) -> None:
@@ -129,19 +137,21 @@ def in_two(draw: Callable[[slice], object], total: int) -> None:
 
 
 @st.fragment
-def _held(draw: Callable[[], object], say: str | None, band: int, colours: str) -> None:
+def _held(say: str | None, band: int, colours: str) -> None:
     """The held rest. In the page's run: the promise and the script. In the rerun the script asks for: the rest, and
     nothing above it, its figures built for the page run's width band and palette (a fragment's run starts without
-    the router's settings). In a rerun a widget of that rest asks for: the whole page, which then draws the rest
+    the router's settings), its `draw` taken out of the session so that nothing keeps the page's data once drawn. In
+    a rerun a widget of that rest asks for (or one with nothing held): the whole page, which then draws the rest
     itself (a fragment's rerun would leave the link and the sidebar as they were)."""
     if not st.session_state.get(DRAWN):
         ask_for_the_rest(0, 1, say=say or t("common.more_coming"))
-    elif st.session_state.pop(DUE, False):
-        screen.use(band)
-        palette.use(colours)
-        draw()
-    else:
+        return
+    draw = st.session_state.pop(HELD, None) if st.session_state.pop(DUE, False) else None
+    if draw is None:
         st.rerun()
+    screen.use(band)
+    palette.use(colours)
+    draw()
 
 
 def ask_for_the_rest(shown: int | None, total: int, say: str | None = None) -> None:
