@@ -137,11 +137,13 @@ def test_a_run_that_has_sent_no_chart_holds_nothing_back(tmp_path, monkeypatch):
 
 
 def _holds_a_rest() -> None:
-    """A page whose first run has sent a chart and holds the rest, which draws from the page's computed result."""
+    """A page whose first run has sent a chart and holds the rest, which draws from the page's computed result; with
+    `as_fragment` set, the fragment's own body runs instead, as the browser's request for the rest runs it."""
     import weakref
 
     import streamlit as st
 
+    from attnlab.figures import palette, screen
     from attnlab.ui.app import first_screen
 
     class Result:
@@ -152,18 +154,26 @@ def _holds_a_rest() -> None:
         st.session_state["result"] = weakref.ref(result)
         first_screen.new_run()
         first_screen.sent()
-        first_screen.rest(lambda: st.write(type(result).__name__))
+        first_screen.rest(lambda: st.write(f"the rest, from a {type(result).__name__}"))
 
-    page()
+    if st.session_state.get("as_fragment"):
+        first_screen._held.__wrapped__(None, screen.band_in_use(), palette.current().name)
+    else:
+        page()
 
 
-def test_once_the_rest_is_taken_out_of_the_session_nothing_keeps_the_pages_data():
+def test_the_rest_drawn_by_the_fragment_leaves_nothing_that_keeps_the_pages_data():
     """Streamlit keeps a fragment's call, arguments and all, for the session's life: a rest held as the fragment's
     argument kept its page's result after it was drawn, 24-26 MB an idle session at Cross-attention's largest."""
     at = AppTest.from_function(_holds_a_rest).run()
     assert_clean(at)
     assert signal(at) and at.session_state["result"]() is not None  # held until the browser asks
-    if first_screen.HELD in at.session_state:
-        del at.session_state[first_screen.HELD]  # what the fragment's run does when it draws the rest
+
+    at.session_state[DRAWN] = at.session_state[first_screen.DUE] = True  # the signal's callback: the browser asked
+    at.session_state["as_fragment"] = True
+    at.run()
+    assert_clean(at)
+    assert "the rest, from a Result" in [str(m.value) for m in at.markdown]
     gc.collect()
     assert at.session_state["result"]() is None
+    assert first_screen.HELD not in at.session_state
