@@ -15,8 +15,8 @@ page, as any other change does, so the link, the share button and the task panel
 is called with no page data: Streamlit keeps a fragment's call, arguments and all, for as long as the session lives,
 and an idle session of Cross-attention at 64 x 64 tokens held 24-26 MB of its result that way, over DESIGN's 20 MB
 (Multi-head at its largest, 6-8 MB). The rest's `draw` waits in the session instead (`HELD`) and the fragment's run
-takes it out, after which such a session holds next to nothing (`python -m scripts.phone --desktop --runs 0 --idle
-10`: -1 to 4 MB, within what the server's own garbage moves).
+takes it out, after which such a session holds next to nothing (`python -m scripts.phone --desktop --idle 10`: -7 to
+7 MB in three runs, within what the server's own garbage moves between readings).
 """
 
 from __future__ import annotations
