@@ -94,7 +94,7 @@ def test_every_run_opens_with_the_preload_before_any_other_element():
 # Pages that send a new visitor their first chart before the rest (`first_screen.hold`, issue 61), and how many charts
 # the first run sends: the first screen's.
 HELD = {
-    "multihead": 2,  # section 1: W_Q's owners and W_Q
+    "multihead": 1,  # section 1: W_Q under its heads' strip
     "cross": 2,  # the decoder's masked scores and weights
     "neuron": 2,  # q_i and K
     "decoder": 2,  # every head's map, one chart per layer

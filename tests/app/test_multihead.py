@@ -32,7 +32,7 @@ def test_default_page_in_both_languages(lang):
     assert_clean(at)
     title = {"en": "Multi-head attention, opened up", "zh": "拆开看多头注意力"}[lang]
     assert at.title[0].value == title
-    assert charts(at) == 15  # 12, and the MHA/GQA/MQA section's three
+    assert charts(at) == 14  # 11, and the MHA/GQA/MQA section's three
     assert len(texts(at, "success")) == 2 and not texts(at, "error")  # fused check and nn.MultiheadAttention check
     assert at.query_params["p"] == "0" and at.query_params["cmp"] == "1" and at.query_params["lang"] == lang
 
@@ -46,7 +46,7 @@ def test_url_state_gives_the_same_dropout_numbers():
     info = " ".join(texts(at, "info"))
     assert f"set {run.zeroed} of 18 weights to 0" in info and "= 2" in info
     assert at.text_input(key="mh.p").value == "0.5"
-    assert charts(at) == 16  # the dropped weights join the page
+    assert charts(at) == 15  # the dropped weights join the page
     assert {k: at.query_params[k] for k in query} == query
 
 
@@ -85,7 +85,7 @@ def test_widgets_resplit_enlarge_and_dropout():
     assert at.query_params["cmp"] == "2" and at.query_params["p"] == "0.25"
     assert any("1/(1 − p) = 1.333" in s for s in texts(at, "info"))
     weights_chart = at.get("plotly_chart")
-    assert charts(at) == 16 and weights_chart
+    assert charts(at) == 15 and weights_chart
     assert "Head 3" in " ".join(str(c.proto.spec) for c in weights_chart)  # the enlarged head is titled
 
 
@@ -122,28 +122,28 @@ BIG = " ".join(f"w{i}" for i in range(64))  # 64 tokens
 
 def test_the_default_link_folds_sections_4_to_10_and_an_opened_one_joins_the_link(lang):
     """Sections 4 to 10 wait, folded under their titles, for a click: the default link draws the first three sections'
-    5 charts; an opened section draws its own (section 6: W_QKV and the fused check), stays open and is named in the
+    4 charts; an opened section draws its own (section 6: W_QKV and the fused check), stays open and is named in the
     link, and a link that names it opens it."""
     at = open_page(PAGE, lang=lang)
     assert_clean(at)
-    assert charts(at) == 5 and not texts(at, "success") and at.query_params["open"] == ""
+    assert charts(at) == 4 and not texts(at, "success") and at.query_params["open"] == ""
     labels = [box.label for box in at.main.expander]
     assert [label.split(".")[0] for label in labels] == [str(n) for n in range(4, 11)]
     at.session_state["mh.open.fused"] = True
     at.run()
     assert_clean(at)
-    assert charts(at) == 6 and len(texts(at, "success")) == 1  # W_QKV, and the fused product's check
+    assert charts(at) == 5 and len(texts(at, "success")) == 1  # W_QKV, and the fused product's check
     at.run()
-    assert charts(at) == 6 and at.query_params["open"] == "fused"  # it stays open, and the link says so
+    assert charts(at) == 5 and at.query_params["open"] == "fused"  # it stays open, and the link says so
     shared = open_page(PAGE, lang=lang, open="fused")
-    assert charts(shared) == 6 and len(texts(shared, "success")) == 1
+    assert charts(shared) == 5 and len(texts(shared, "success")) == 1
 
 
 def test_a_link_that_opens_an_unknown_section_says_so_and_opens_the_known_ones():
     at = open_page(PAGE, open="fused,nope")
     assert_clean(at)
     assert any("`open=fused,nope`" in w for w in texts(at, "warning"))
-    assert charts(at) == 6 and at.query_params["open"] == "fused"
+    assert charts(at) == 5 and at.query_params["open"] == "fused"
 
 
 def test_a_folded_sections_settings_stay_in_the_link_and_reach_pytorchs_check():

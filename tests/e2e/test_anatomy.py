@@ -49,7 +49,7 @@ PULSES = """() => {
 @pytest.mark.slow
 def test_multihead_renders_in_chinese_and_dropout_adds_a_chart(page, server):
     open_app(page, server, "/multihead?lang=zh&heads=2&open=resplit,concat,fused,dropout,torch,full,gqa")  # all open
-    assert chart_count(page) == 15 and no_exception(page)  # 12, and the MHA / GQA / MQA comparison's 3
+    assert chart_count(page) == 14 and no_exception(page)  # 11, and the MHA / GQA / MQA comparison's 3
     text = main_text(page)
     assert "拆开看多头注意力" in text and "与 PyTorch 一致" in text
     box = page.locator('[data-testid="stTextInput"] input').nth(1)  # 0: the Playground's text, 1: dropout p
@@ -57,7 +57,7 @@ def test_multihead_renders_in_chinese_and_dropout_adds_a_chart(page, server):
     rerun(page, lambda: box.press("Enter"))
     assert "p=0.5" in page.url and "heads=2" in page.url and "lang=zh" in page.url  # a rerun keeps the language
     assert "open=resplit%2Cconcat%2Cfused%2Cdropout%2Ctorch%2Cfull%2Cgqa" in page.url  # and the open sections
-    assert chart_count(page) == 16 and no_exception(page)
+    assert chart_count(page) == 15 and no_exception(page)
 
 
 def test_a_new_visitors_rest_comes_in_a_run_of_its_own_and_a_widget_in_it_reruns_the_whole_page(page, server):
@@ -73,13 +73,13 @@ def test_a_new_visitors_rest_comes_in_a_run_of_its_own_and_a_widget_in_it_reruns
     page.on("websocket", lambda ws: ws.on("framereceived", note))
     page.set_viewport_size({"width": 390, "height": 844})  # a desktop's user agent: the probe reports a phone's band
     open_app(page, server, "/multihead?lang=en&palette=cb")
-    assert no_exception(page) and chart_count(page) == 5  # section 1's two, then the reshape's two and every head's
+    assert no_exception(page) and chart_count(page) == 4  # section 1's one, then the reshape's two and every head's
     assert ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY in runs
     held = page.evaluate(GRID_LAYOUT)
     title = f"4. {catalog('en')['multihead.resplit_title']}"
     rerun(page, lambda: page.get_by_text(title, exact=True).click(), whole=True)
     assert ForwardMsg.FINISHED_EARLY_FOR_RERUN in runs and runs[-1] == ForwardMsg.FINISHED_SUCCESSFULLY
-    assert "open=resplit" in page.url and chart_count(page) == 7 and no_exception(page)
+    assert "open=resplit" in page.url and chart_count(page) == 6 and no_exception(page)
     assert page.evaluate(GRID_LAYOUT) == held  # the rest's own run built its figures for the phone's band too
 
 

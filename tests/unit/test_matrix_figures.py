@@ -2,13 +2,23 @@
 
 from __future__ import annotations
 
+import base64
+
 import numpy as np
 import pytest
 
 from attnlab.figures import matrices_figure, matrix_figure, screen
-from attnlab.figures.celltext import MIN_TEXT_PX
+from attnlab.figures.celltext import MIN_TEXT_PX, spacing
 from attnlab.figures.grid import GAP_MIN_CELL_PX
-from attnlab.figures.matrix import BLOCKED_LABEL_ACROSS, GAP_ACROSS, GAP_SIDE
+from attnlab.figures.margins import em_width
+from attnlab.figures.matrix import (
+    BLOCKED_LABEL_ACROSS,
+    GAP_ACROSS,
+    GAP_SIDE,
+    STRIP_GAP_PX,
+    STRIP_PX,
+    with_head_strip,
+)
 from attnlab.figures.prebuilt import NO_TEMPLATE, Prebuilt, new_figure
 from attnlab.figures.projector import columns_across
 
@@ -136,3 +146,68 @@ def test_streamlit_gives_a_chart_whose_spec_changed_a_new_element():
     assert at.run().get("plotly_chart")[0].proto.id == first  # the same spec: the same element, left mounted
     at.session_state["n"] = 3
     assert at.run().get("plotly_chart")[0].proto.id != first
+
+
+@pytest.mark.parametrize(("n", "d_k", "rules"), [(8, 1, 0), (8, 2, 3), (8, 4, 1), (64, 1, 0), (64, 16, 3)])
+def test_rules_stand_between_heads_unless_every_column_is_a_head(n, d_k, rules):
+    """A rule before each head's first column (or above its first row), none where every column starts a head: rules
+    round every cell say nothing the cells don't."""
+    breaks = list(range(d_k, n, d_k))
+    labels = [f"d{i}" for i in range(n)]
+    m = np.random.default_rng(0).standard_normal((n, n))
+    for axis in ("col_breaks", "row_breaks"):
+        lines = matrix_figure(m, labels, labels, **{axis: breaks}).to_dict()["layout"]["shapes"]
+        assert len(lines) == rules and all(s["type"] == "line" for s in lines)
+        where = sorted(s["x0"] if axis == "col_breaks" else s["y0"] for s in lines)
+        assert where == ([b - 0.5 for b in breaks] if rules else [])
+
+
+@pytest.mark.parametrize(
+    ("d_model", "n_heads", "band", "named"),
+    [
+        (4, 2, 800, True),
+        (8, 8, 800, True),
+        (64, 64, 800, False),
+        (64, 4, 800, True),
+        (6, 1, 800, True),
+        (8, 2, 340, True),
+        (8, 8, 340, False),
+    ],
+)
+def test_the_heads_strip_stands_over_exactly_each_heads_columns(d_model, n_heads, band, named):
+    """W_Q under its heads' strip: one chart whose strip shares the matrix's x axis (so each head's colour stands
+    over its own d_k columns at any width), above the matrix, which keeps its own values and height in pixels. A
+    head is named once, centred over its columns, only in a font of MIN_TEXT_PX or more that fits them."""
+    with screen.at(band):
+        dims = [f"d{i}" for i in range(d_model)]
+        w = np.random.default_rng(1).standard_normal((d_model, d_model))
+        d_k = d_model // n_heads
+        alone = matrix_figure(w, dims, dims, col_breaks=list(range(d_k, d_model, d_k)))
+        before = alone.to_dict()
+        spec = with_head_strip(alone, n_heads, [f"Head {h + 1}" for h in range(n_heads)]).to_dict()
+        values, strip = spec["data"][0], spec["data"][-1]
+        assert values["z"] == before["data"][0]["z"] and spec["layout"]["shapes"] == before["layout"]["shapes"]
+        assert strip["name"] == "heads" and strip["x"] == values["x"] and strip["yaxis"] == "y2"
+        owners = np.frombuffer(base64.b64decode(strip["z"]["bdata"]), dtype=strip["z"]["dtype"])
+        assert owners.tolist() == [c // d_k for c in range(d_model)]
+        assert strip["text"] == [[f"Head {c // d_k + 1}" for c in range(d_model)]]  # the hover's
+        plot_w = screen.width() - spec["layout"]["margin"]["l"] - spec["layout"]["margin"]["r"]
+        room = d_k * spacing(plot_w, d_model)  # px across one head's columns
+        names = spec["layout"].get("annotations", [])
+        assert bool(names) == named and "texttemplate" not in strip
+        if named:
+            assert [a["text"] for a in names] == [f"Head {h + 1}" for h in range(n_heads)]
+            assert [a["x"] for a in names] == [h * d_k + (d_k - 1) / 2 for h in range(n_heads)]  # each centred
+            assert all(a["yref"] == "y2" and a["xref"] == "x" for a in names)
+            assert names[0]["font"]["color"] == "#fff"  # on the first head's dark purple, as Plotly's own cell text
+            size = {a["font"]["size"] for a in names}.pop()
+            assert MIN_TEXT_PX <= size and size * em_width("Head 1") < room
+        layout, old = spec["layout"], before["layout"]
+        assert layout["height"] == old["height"] + STRIP_PX
+        low, high = layout["yaxis"]["domain"], layout["yaxis2"]["domain"]
+        assert low[0] == 0.0 and low[1] < high[0] < high[1] == 1.0
+        plot_px = layout["height"] - layout["margin"]["t"] - layout["margin"]["b"]
+        assert low[1] * plot_px == pytest.approx(old["height"] - old["margin"]["t"] - old["margin"]["b"], abs=1e-6)
+        assert (high[1] - high[0]) * plot_px == pytest.approx(STRIP_PX - STRIP_GAP_PX, abs=1e-6)
+        assert before == alone.to_dict()  # the matrix's own figure is left as it was
+        Prebuilt(spec).figure()  # and Plotly takes the spec as valid

@@ -12,7 +12,7 @@ from attnlab.anatomy.heads import (
     parse_dropout_p,
     resplit,
 )
-from attnlab.figures import dim_labels, head_columns_figure, matrices_figure, matrix_figure
+from attnlab.figures import dim_labels, matrices_figure, matrix_figure, with_head_strip
 from attnlab.limits import RTOL_FLOAT32, TOL_FLOAT32
 from attnlab.params import Invalid, divisors
 from attnlab.pipeline import LabResult
@@ -41,7 +41,7 @@ def dropout_p(say: bool = True) -> float:
 
 
 def cut(result: LabResult) -> None:
-    """1. W_Q's columns, coloured by the head that owns them."""
+    """1. W_Q, under a strip that colours its columns by the head that owns them."""
     steps, d_model = result.steps, result.weights.d_model
     n_heads, d_k, dims = steps.n_heads, steps.d_k, dim_labels(d_model)
     stage(
@@ -51,12 +51,11 @@ def cut(result: LabResult) -> None:
         shape_text("W_Q", ["d_model", "d_model"], [d_model, d_model]),
         t("multihead.cut_note", d_k=d_k),
     )
-    chart(head_columns_figure(d_model, n_heads, [head_name(h) for h in range(n_heads)]), "mh.owner")
     breaks = list(range(d_k, d_model, d_k))
     fig = matrix_figure(
         result.weights.w_q.numpy(), dims, dims, row_name="d_model", col_name=t("stages.dim"), col_breaks=breaks
     )
-    chart(fig, "mh.wq")
+    chart(with_head_strip(fig, n_heads, [head_name(h) for h in range(n_heads)]), "mh.wq")
 
 
 def reshape(result: LabResult, shown: tuple[int, ...]) -> None:
