@@ -343,7 +343,7 @@ def with_head_strip(fig: Prebuilt, n_heads: int, head_names: Sequence[str]) -> P
         text=[[head_names[h] for h in owner[0]]],
         hovertemplate="%{text}<extra></extra>",
     )
-    span_px = d_k * spacing(screen.width() - margin["l"] - margin["r"], n_cols) - 2  # a pixel to spare each side
+    span_px = d_k * spacing(screen.width() - margin["l"] - margin["r"], n_cols) - LEVEL_GAP_PX  # names kept apart
     font_px = min(math.floor(span_px / max(em_width(name) for name in head_names)), BASE_LAYOUT["font"]["size"])
     colours = sample_colorscale(scale, [h / max(1, n_heads - 1) for h in range(n_heads)])
     names = [

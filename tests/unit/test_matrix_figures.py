@@ -15,6 +15,7 @@ from attnlab.figures.matrix import (
     BLOCKED_LABEL_ACROSS,
     GAP_ACROSS,
     GAP_SIDE,
+    LEVEL_GAP_PX,
     STRIP_GAP_PX,
     STRIP_PX,
     with_head_strip,
@@ -201,7 +202,7 @@ def test_the_heads_strip_stands_over_exactly_each_heads_columns(d_model, n_heads
             assert all(a["yref"] == "y2" and a["xref"] == "x" for a in names)
             assert names[0]["font"]["color"] == "#fff"  # on the first head's dark purple, as Plotly's own cell text
             size = {a["font"]["size"] for a in names}.pop()
-            assert MIN_TEXT_PX <= size and size * em_width("Head 1") < room
+            assert MIN_TEXT_PX <= size and size * em_width("Head 1") + LEVEL_GAP_PX <= room  # neighbours apart
         layout, old = spec["layout"], before["layout"]
         assert layout["height"] == old["height"] + STRIP_PX
         low, high = layout["yaxis"]["domain"], layout["yaxis2"]["domain"]
