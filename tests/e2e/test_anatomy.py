@@ -22,10 +22,10 @@ new MutationObserver((_, observer) => {
   }
 }).observe(document, { childList: true, subtree: true });
 """
-# How the every-head chart (the page's fifth) is drawn: its height, margins and panels' places (built for a width
+# How the every-head chart (the page's fourth) is drawn: its height, margins and panels' places (built for a width
 # band) and its colours (for a palette)
 GRID_LAYOUT = """() => {
-  const chart = document.querySelectorAll('[data-testid="stPlotlyChart"] .js-plotly-plot')[4];
+  const chart = document.querySelectorAll('[data-testid="stPlotlyChart"] .js-plotly-plot')[3];
   const layout = chart._fullLayout;
   const axes = Object.keys(layout).filter(k => /^[xy]axis\\d*$/.test(k)).sort();
   return { height: layout.height, margin: layout.margin, domains: axes.map(k => layout[k].domain),
