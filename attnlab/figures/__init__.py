@@ -6,14 +6,8 @@ or a grid of heads" (`grid.matrices_figure`). Pages pass translated titles; figu
 
 from attnlab.figures.attnfile import head_view, model_view, query_key_map
 from attnlab.figures.grid import grid_figure, matrices_figure
-from attnlab.figures.matrix import (
-    dot_product_hover,
-    head_columns_figure,
-    matrix_figure,
-    projector,
-    vector,
-    with_head_strip,
-)
+from attnlab.figures.heads import head_columns_figure, with_head_strip
+from attnlab.figures.matrix import dot_product_hover, matrix_figure, projector, vector
 from attnlab.figures.text import dim_labels, label
 
 __all__ = [

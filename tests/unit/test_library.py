@@ -43,7 +43,7 @@ GLOBALS = "(pio.templates.default, sorted(pio.templates), pio.renderers.default)
 
 FIGURES = """
 from attnlab.figures.lessons import weights_bar
-from attnlab.figures.matrix import head_columns_figure
+from attnlab.figures.heads import head_columns_figure
 decoder = trained.load('induction-2l')
 part = attnfile.from_decoder(decoder, decoder.vocab[:6] * 2)
 run = decoder.run(decoder.vocab[:6] * 2)

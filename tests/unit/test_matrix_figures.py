@@ -10,15 +10,13 @@ import pytest
 from attnlab.figures import matrices_figure, matrix_figure, screen
 from attnlab.figures.celltext import MIN_TEXT_PX, spacing
 from attnlab.figures.grid import GAP_MIN_CELL_PX
+from attnlab.figures.heads import STRIP_GAP_PX, STRIP_PX, with_head_strip
 from attnlab.figures.margins import em_width
 from attnlab.figures.matrix import (
     BLOCKED_LABEL_ACROSS,
     GAP_ACROSS,
     GAP_SIDE,
     LEVEL_GAP_PX,
-    STRIP_GAP_PX,
-    STRIP_PX,
-    with_head_strip,
 )
 from attnlab.figures.prebuilt import NO_TEMPLATE, Prebuilt, new_figure
 from attnlab.figures.projector import columns_across
