@@ -91,8 +91,21 @@ def with_head_strip(fig: Prebuilt, n_heads: int, head_names: Sequence[str]) -> P
     )
     span_px = d_k * spacing(screen.width() - margin["l"] - margin["r"], n_cols) - LEVEL_GAP_PX  # names kept apart
     font_px = min(math.floor(span_px / max(em_width(name) for name in head_names)), BASE_LAYOUT["font"]["size"])
-    colours = sample_colorscale(scale, [h / max(1, n_heads - 1) for h in range(n_heads)])
-    names = [
+    plot_h = layout["height"] - margin["t"] - margin["b"]
+    low = plot_h / (plot_h + STRIP_PX)  # the matrix's share of the taller plot area
+    bar = dict(values["colorbar"], len=0.9 * low, y=low / 2, yanchor="middle")
+    out = dict(layout, height=layout["height"] + STRIP_PX)
+    out["yaxis"] = dict(layout["yaxis"], domain=[0.0, low])
+    out["yaxis2"] = dict(domain=[(plot_h + STRIP_GAP_PX) / (plot_h + STRIP_PX), 1.0], visible=False, automargin=False)
+    if font_px >= MIN_TEXT_PX:
+        out["annotations"] = [*layout.get("annotations", []), *_names(head_names, d_k, font_px, scale)]
+    return Prebuilt(dict(spec, data=[dict(values, colorbar=bar), *spec["data"][1:], strip], layout=out))
+
+
+def _names(head_names: Sequence[str], d_k: int, font_px: int, scale: list) -> list[dict]:
+    """Each head's name over the middle of its d_k columns, in a colour that reads on the head's own."""
+    colours = sample_colorscale(scale, [h / max(1, len(head_names) - 1) for h in range(len(head_names))])
+    return [
         dict(
             text=name,
             x=h * d_k + (d_k - 1) / 2,  # a category axis places by column index: the middle of the head's columns
@@ -104,19 +117,10 @@ def with_head_strip(fig: Prebuilt, n_heads: int, head_names: Sequence[str]) -> P
         )
         for h, (name, colour) in enumerate(zip(head_names, colours, strict=True))
     ]
-    plot_h = layout["height"] - margin["t"] - margin["b"]
-    low = plot_h / (plot_h + STRIP_PX)  # the matrix's share of the taller plot area
-    bar = dict(values["colorbar"], len=0.9 * low, y=low / 2, yanchor="middle")
-    out = dict(layout, height=layout["height"] + STRIP_PX)
-    out["yaxis"] = dict(layout["yaxis"], domain=[0.0, low])
-    out["yaxis2"] = dict(domain=[(plot_h + STRIP_GAP_PX) / (plot_h + STRIP_PX), 1.0], visible=False, automargin=False)
-    if font_px >= MIN_TEXT_PX:
-        out["annotations"] = [*layout.get("annotations", []), *names]
-    return Prebuilt(dict(spec, data=[dict(values, colorbar=bar), *spec["data"][1:], strip], layout=out))
 
 
 def _on(colour: str) -> str:
     """Text that reads on `colour` ("rgb(r, g, b)"): dark on a light one, white on a dark one, as Plotly picks its
     cell text's colour (tinycolor's brightness, 128 and up is light)."""
-    r, g, b = (int(c) for c in colour[colour.index("(") + 1 : -1].split(","))
+    r, g, b = (float(c) for c in colour[colour.index("(") + 1 : -1].split(","))
     return "#444" if (r * 299 + g * 587 + b * 114) / 1000 >= 128 else "#fff"
