@@ -206,7 +206,7 @@ def test_the_heads_strip_stands_over_exactly_each_heads_columns(d_model, n_heads
         low, high = layout["yaxis"]["domain"], layout["yaxis2"]["domain"]
         assert low[0] == 0.0 and low[1] < high[0] < high[1] == 1.0
         plot_px = layout["height"] - layout["margin"]["t"] - layout["margin"]["b"]
-        assert low[1] * plot_px == pytest.approx(old["height"] - old["margin"]["t"] - old["margin"]["b"], abs=1e-6)
-        assert (high[1] - high[0]) * plot_px == pytest.approx(STRIP_PX - STRIP_GAP_PX, abs=1e-6)
+        assert low[1] * plot_px == pytest.approx(old["height"] - old["margin"]["t"] - old["margin"]["b"], rel=1e-9)
+        assert (high[1] - high[0]) * plot_px == pytest.approx(STRIP_PX - STRIP_GAP_PX, rel=1e-9)
         assert before == alone.to_dict()  # the matrix's own figure is left as it was
         Prebuilt(spec).figure()  # and Plotly takes the spec as valid
