@@ -28,16 +28,20 @@ def _owners(d_model: int, n_heads: int) -> np.ndarray:
     return np.repeat(np.arange(n_heads), d_model // n_heads)[None, :]
 
 
+def _scale(n_heads: int) -> list[list]:
+    """The palette's heads scale, or its first line colour alone for a single head (a scale needs two stops)."""
+    one = current().line(0)
+    return colorscale(current().heads) if n_heads > 1 else [[0, one], [1, one]]
+
+
 def head_columns_figure(d_model: int, n_heads: int, head_names: Sequence[str]) -> go.Figure:
     """A strip over W's columns coloured by the head that owns them."""
-    palette = current()
     d_k = d_model // n_heads
     owner = _owners(d_model, n_heads)
-    one = palette.line(0)
     strip = dict(
         type="heatmap",
         z=owner,
-        colorscale=palette.heads if n_heads > 1 else [[0, one], [1, one]],
+        colorscale=_scale(n_heads),
         showscale=False,
         xgap=1,
         customdata=np.array([[head_names[h] for h in owner[0]]], dtype=object),
@@ -74,8 +78,7 @@ def with_head_strip(fig: Prebuilt, n_heads: int, head_names: Sequence[str]) -> P
     margin, n_cols = layout["margin"], len(values["x"])
     d_k = n_cols // n_heads
     owner = _owners(n_cols, n_heads)
-    one = current().line(0)
-    scale = colorscale(current().heads) if n_heads > 1 else [[0, one], [1, one]]
+    scale = _scale(n_heads)
     strip = dict(
         type="heatmap",
         name="heads",
