@@ -100,7 +100,7 @@ def variants(native: str, mkl: bool) -> list[tuple[str, str, dict[str, str]]]:
 
 
 def test_a_cpu_tries_portable_code_alone_and_mkls_generic_kernels_one_capability_down():
-    assert variants("AVX512", True) == [
+    assert variants("AVX512", True) == [  # DEFAULT without MKL's generic kernels: with them it hid issue 57's failures
         ("default", "DEFAULT", {"ATEN_CPU_CAPABILITY": "default"}),
         ("avx2-mkl-compatible", "AVX2", {"ATEN_CPU_CAPABILITY": "avx2", "MKL_CBWR": "COMPATIBLE"}),
     ]
@@ -109,7 +109,6 @@ def test_a_cpu_tries_portable_code_alone_and_mkls_generic_kernels_one_capability
     assert variants("AVX2", False) == [("default", "DEFAULT", {"ATEN_CPU_CAPABILITY": "default"})]
     assert variants("DEFAULT", False) == [] and [n for n, *_ in variants("DEFAULT", True)] == ["mkl-compatible"]
     assert [name for name, *_ in variants("SVE256", False)] == ["default"]  # arm64: no MKL
-    assert all("MKL_CBWR" not in env for _, capability, env in variants("AVX512", True) if capability == "DEFAULT")
 
 
 def test_every_module_that_compares_floats_is_in_the_pass_or_says_why_not():
