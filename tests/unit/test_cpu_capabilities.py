@@ -89,14 +89,12 @@ def variants(native: str, mkl: bool) -> list[tuple[str, str, dict[str, str]]]:
     lower = list(X86[X86.index(native) + 1 :]) if native in X86 else ([] if native == "DEFAULT" else ["DEFAULT"])
     between = [c for c in lower if c != "DEFAULT"][:1]  # AVX2 on an AVX-512 machine
     out = [("default", "DEFAULT", {"ATEN_CPU_CAPABILITY": "default"})] if "DEFAULT" in lower else []
-    if mkl:
-        capability = between[0] if between else native
-        env = {"ATEN_CPU_CAPABILITY": capability.lower()} if between else {}
-        name = f"{capability.lower()}-mkl-compatible" if between else "mkl-compatible"
-        out.append((name, capability, {**env, "MKL_CBWR": "COMPATIBLE"}))
-    else:
-        out += [(c.lower(), c, {"ATEN_CPU_CAPABILITY": c.lower()}) for c in between]
-    return out
+    if not mkl:
+        return out + [(c.lower(), c, {"ATEN_CPU_CAPABILITY": c.lower()}) for c in between]
+    if not between:
+        return [*out, ("mkl-compatible", native, {"MKL_CBWR": "COMPATIBLE"})]
+    (c,) = between
+    return [*out, (f"{c.lower()}-mkl-compatible", c, {"ATEN_CPU_CAPABILITY": c.lower(), "MKL_CBWR": "COMPATIBLE"})]
 
 
 def test_a_cpu_tries_portable_code_alone_and_mkls_generic_kernels_one_capability_down():
