@@ -19,8 +19,9 @@ server settings and timed the same way in the same run, every `--floor-every` pa
 page's figure is its median over `--runs` visits against the floor's median, per language, printed as the issue's
 table (issue 61: first chart within 1.5x, every chart within 2.0x). `--root` serves other checkouts (a `git archive`
 of main, say) beside each other; each page is visited on each in turn, the order alternating, so before and after are
-measured in the same minutes. `--desktop` times the largest settings (Cross-attention 64 x 64 tokens and Multi-head 64
-tokens, d_model 64, 64 heads) at 1280 x 720, not throttled (within 1.6x). Before the timed visits every link is
+measured in the same minutes, and each later checkout is printed against the first visit by visit as well (`paired`).
+`--desktop` times the largest settings (Cross-attention 64 x 64 tokens and Multi-head 64 tokens, d_model 64, 64 heads)
+at 1280 x 720, not throttled (within 1.6x). Before the timed visits every link is
 opened once per language, unthrottled; the server's resident memory is read before that and after each, so the total
 after every page once and the growth each page's first visit brought are printed (`--runs 0`: only that). `--idle N`
 then opens N more visitors of each link in the first language and keeps them all open: what each idle session holds
@@ -305,6 +306,39 @@ def table(visits: dict, floors: dict, langs: list[str], goals: tuple[float, floa
     return lines
 
 
+def paired(base: dict, other: dict, langs: list[str]) -> list[str]:
+    """`other` checkout against `base`, visit by visit: for each page and language, the median over runs of the ratio
+    of its visit to `base`'s in the same turn (the same run, page and language, taken one right after the other), with
+    the lowest and highest; a turn with a failed visit is left out. On a machine whose speed drifts during a run (the
+    floor's own visits took 7.0 to 13.2 s in one phone run) both visits of a turn share the drift, so these ratios
+    say more about a change than the two tables' medians do."""
+    head = "| page | " + " | ".join(f"{lang}: first / all / CPU" for lang in langs) + " | turns |"
+    lines = [head, "| --- |" + " --- |" * len(langs) + " --- |"]
+    for name in base[langs[0]]:
+        cells, turns = [], []
+        for lang in langs:
+            pairs = [(b, o) for b, o in zip(base[lang][name], other[lang][name], strict=True) if ok(b) and ok(o)]
+            turns.append(len(pairs))
+            cells.append(" / ".join(spread([o[f] / b[f] for b, o in pairs if b[f] and o[f]]) for f in PAIRED))
+        lines.append(f"| {name} | " + " | ".join(cells) + f" | {'/'.join(map(str, turns))} |")
+    return lines
+
+
+PAIRED = ("first_s", "all_s", "main_thread_cpu_s")  # what `paired` compares: seconds to the first and last chart, CPU
+
+
+def ok(row: dict) -> bool:
+    """A visit that did not fail."""
+    return "failed" not in row
+
+
+def spread(values: list[float]) -> str:
+    """'0.94 (0.80-1.02)': the median and the range, or '-' for none."""
+    if not values:
+        return "-"
+    return f"{statistics.median(values):.2f} ({min(values):.2f}-{max(values):.2f})"
+
+
 def memory_lines(memory: dict) -> list[str]:
     """The server's resident memory: idle, after every link once per language, after the timed visits; and the
     links whose first visit grew it most (a model loaded, a cache filled)."""
@@ -355,6 +389,10 @@ def main() -> int:
             print(f"\n{root} ({kind}; medians of {args.runs} visits against the floor's, in one run):")
             print("\n".join(table(visits, report["floors"], args.langs, goals)))
         print("\n".join(memory_lines(report["memory"][root])))
+    base, *others = report["visits"]
+    for root in others if args.runs else []:
+        print(f"\n{root} against {base}, visit by visit in the same turn (the turns' median ratio, lowest-highest):")
+        print("\n".join(paired(report["visits"][base], report["visits"][root], args.langs)))
     if args.out:
         Path(args.out).write_text(json.dumps(report, indent=1), encoding="utf-8")
     return 0
