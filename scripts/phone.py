@@ -21,14 +21,13 @@ table (issue 61: first chart within 1.5x, every chart within 2.0x). `--root` ser
 of main, say) beside each other; each page is visited on each in turn, the order alternating, so before and after are
 measured in the same minutes, and each later checkout is printed against the first visit by visit as well (`paired`).
 `--desktop` times the largest settings (Cross-attention 64 x 64 tokens and Multi-head 64 tokens, d_model 64, 64 heads)
-at 1280 x 720, not throttled (within 1.6x). Before the timed visits every link is
-opened once per language, unthrottled; the server's resident memory is read before that and after each, so the total
-after every page once and the growth each page's first visit brought are printed (`--runs 0`: only that). `--idle N`
-then opens N more visitors of each link in the first language and keeps them all open: what each idle session holds
-on the server, read as the resident memory's growth while that link's N opened (none closed, so none's freed memory
-is reused by the next), against DESIGN's 20 MB; the server's garbage from earlier visits, collected meanwhile, moves it
-by a few MB either way (below 0 for a session that holds next to nothing). A failed visit is counted, not fatal. A
-benchmark, not a test: nothing here asserts.
+at 1280 x 720, not throttled (within 1.6x). Before the timed visits every link is opened once per language, unthrottled;
+the server's resident memory is read before that and after each, so the total after every page once and the growth each
+page's first visit brought are printed (`--runs 0`: only that). `--idle N` then opens N more visitors of each link in
+the first language and keeps them all open: what each idle session holds on the server, read as the resident memory's
+growth while that link's N opened (none closed, so none's freed memory is reused by the next), against DESIGN's 20 MB;
+the server's garbage from earlier visits, collected meanwhile, moves it by a few MB either way (below 0 for a session
+that holds next to nothing). A failed visit is counted, not fatal. A benchmark, not a test: nothing here asserts.
 """
 
 from __future__ import annotations
