@@ -265,7 +265,7 @@ def measure(args, links: dict[str, str], device: dict, slowdown: float) -> dict:
 def ratios(rows: list[dict], floor: dict[str, float]) -> dict[str, float | None]:
     """A page's medians against the floor's (seconds to the first chart and to every chart, the main thread's CPU
     seconds to each); failed visits left out, and counted."""
-    done = [r for r in rows if "failed" not in r]
+    done = [r for r in rows if ok(r)]
     out: dict = {"failed": len(rows) - len(done)}
     for name, field in FIELDS.items():
         got = median([r[field] for r in done])
@@ -281,13 +281,13 @@ def table(visits: dict, floors: dict, langs: list[str], goals: tuple[float, floa
     in the main thread's CPU seconds (steadier than wall time on a machine other work keeps busy)."""
     floor = {}
     for lang in langs:
-        done = [f for f in floors[lang] if "failed" not in f]
+        done = [f for f in floors[lang] if ok(f)]
         floor[lang] = {name: median([f[field] for f in done]) for name, field in FIELDS.items()}
     head = "| page | charts | " + " | ".join(f"{lang}: first / all" for lang in langs)
     head += " | " + " | ".join(f"CPU {lang}: first / all" for lang in langs) + " |"
     lines = [head, "| --- | --- |" + " --- |" * (2 * len(langs))]
     for name in next(iter(visits.values())):
-        charts = sorted({r["charts"] for lang in langs for r in visits[lang][name] if "failed" not in r})
+        charts = sorted({r["charts"] for lang in langs for r in visits[lang][name] if ok(r)})
         wall, cpu = [], []
         for lang in langs:
             got = ratios(visits[lang][name], floor[lang])
@@ -323,7 +323,7 @@ def paired(base: dict, other: dict, langs: list[str]) -> list[str]:
     return lines
 
 
-PAIRED = ("first_s", "all_s", "main_thread_cpu_s")  # what `paired` compares: seconds to the first and last chart, CPU
+PAIRED = tuple(FIELDS[name] for name in ("first", "all", "cpu_all"))  # what `paired` compares
 
 
 def ok(row: dict) -> bool:
