@@ -3,12 +3,14 @@
 import streamlit as st
 
 from attnlab.pipeline import LabResult
-from attnlab.ui.app import first_screen, taskpanel
+from attnlab.ui.app import first_screen, fold, taskpanel
 from attnlab.ui.app import registry as pages
 from attnlab.ui.app.i18n import t
 from attnlab.ui.app.widgets import token_chips
 from attnlab.ui.pages.playground import editor, whatif
 from attnlab.ui.parts import lab, pack, stages
+
+PACK_OPEN = "lab.pack_open"  # the folded box of the offline pack's downloads, built once opened
 
 
 def pick_token(result: LabResult) -> int | None:
@@ -25,8 +27,9 @@ def classroom(result: LabResult) -> None:
     left, right = st.columns([1, 2], vertical_alignment="top")
     with left:
         whatif.present_link()
-    with right.expander(t("present.ui.pack"), icon=":material/download:"):
-        pack.pack_downloads(lab.config(), result)
+    with fold.folded(right, t("present.ui.pack"), PACK_OPEN, icon=":material/download:") as opened:
+        if opened:
+            pack.pack_downloads(lab.config(), result)
 
 
 def main() -> None:

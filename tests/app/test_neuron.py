@@ -7,6 +7,7 @@ from streamlit.testing.v1 import AppTest
 from attnlab.anatomy.neuron import neuron
 from attnlab.pipeline import LabConfig, run_lab
 from attnlab.testing import app_test
+from attnlab.ui.pages.neuron.sections import LAB_SETTINGS_OPEN
 
 from .conftest import assert_clean, open_page, texts
 
@@ -80,3 +81,15 @@ def test_from_the_playground_chip_to_the_neuron_view():
     at.segmented_control(key="neuron.preset").set_value("thinking").run()
     assert_clean(at)
     assert list(table(at).iloc[:, 1]) == ["112", "96"]
+
+
+def test_the_playgrounds_settings_are_built_once_opened_and_still_set_what_the_neuron_traces(lang):
+    """Folded, the Playground's widgets are not sent (issue 61); opened, the text typed there is the one traced."""
+    at = visit(text="I like you", d_model="4", heads="2", lang=lang)
+    assert not at.text_input and not at.number_input
+    at.session_state[LAB_SETTINGS_OPEN] = True
+    at.run()
+    at.text_input(key="lab.text").input("the cat sat on the mat").run()
+    assert_clean(at)
+    assert at.query_params["text"] == "the cat sat on the mat"
+    assert at.pills(key="lab.query").options == ["the", "cat", "sat", "on", "the", "mat"]

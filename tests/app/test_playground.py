@@ -281,6 +281,14 @@ def test_the_sidebar_offers_the_link_to_this_exact_view_once_opened():
     assert "text=I%20like%20you" in link and "causal=true" in link and "lang=zh" in link
 
 
+def test_the_offline_packs_downloads_are_built_once_their_box_is_opened():
+    at = open_page(text="I like you")
+    assert not at.main.get("download_button")  # folded: nothing of the pack is sent (issue 61)
+    at.session_state["lab.pack_open"] = True
+    labels = [b.proto.label for b in at.run().main.get("download_button")]
+    assert labels == [catalog("en")["present.ui.pack_html"], "NPZ", "CSV (zip)"]
+
+
 def test_many_heads_are_shown_a_few_at_a_time_and_every_group_is_reachable():
     from attnlab.ui.parts.stages import head_groups, panels_per_view
 

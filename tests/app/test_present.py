@@ -12,6 +12,7 @@ import torch
 from attnlab.pipeline import LabConfig, run_lab
 from attnlab.stages import N_STEPS, STEPS
 from attnlab.ui.app.i18n import catalog
+from attnlab.ui.pages.present import presenter as present
 from tests.app.charts import heatmap_values
 from tests.app.conftest import assert_clean, open_page, texts
 
@@ -151,3 +152,22 @@ def test_html_text_in_the_sentence_stays_text_in_questions():
     assert_clean(at)
     prompts = [m.value for m in at.markdown if "largest weight" in m.value]
     assert prompts and all("](http" not in p for p in prompts)
+
+
+def test_the_sidebars_settings_and_pack_are_built_once_opened_and_the_settings_still_drive_the_matrix(lang):
+    """Folded, the Playground's widgets and the pack's buttons are not sent (issue 61: they cost a phone's first
+    chart); opened, a text typed there redraws the step's matrix and goes into the link."""
+    at = open_page(PRESENT, step="5", text=TEXT, quiz="false", lang=lang)
+    frame_buttons = len(at.sidebar.get("download_button"))  # the page's notebook, beside every page
+    assert not at.sidebar.text_input and not at.sidebar.number_input and not at.sidebar.selectbox
+    at.session_state[present.SETTINGS_OPEN] = True
+    at.run()
+    assert_clean(at)
+    assert at.text_input(key="lab.text").value == TEXT
+    at.text_input(key="lab.text").input("I like you").run()
+    expected = STEPS[4].matrix(run_lab(LabConfig(text="I like you"))).numpy()
+    assert [m.shape for m in heatmap_values(at, 0)] == [m.shape for m in expected]  # three tokens now, per head
+    assert at.query_params["text"] == "I like you"
+    at.session_state[present.PACK_OPEN] = True
+    at.run()
+    assert len(at.sidebar.get("download_button")) == frame_buttons + 3  # the HTML pack, the NPZ and the CSV zip

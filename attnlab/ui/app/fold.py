@@ -4,13 +4,16 @@ On a mid-range phone a page's first chart waited for every chart and element the
 (issue 61: a chart, a table or a code box costs the browser about as much off screen as on it). So a long page's
 later sections start folded under their titles, and their contents are built only in a run where the reader has
 opened them. Which are open is the page's `open` parameter (`params.open_param`, a comma list of section names): a
-shared link opens the same sections, and a section's own settings stay in the link while it is shut.
+shared link opens the same sections, and a section's own settings stay in the link while it is shut. A box that
+belongs to the session rather than to what the page shows (a sidebar's settings, a download, a key to paste) folds the
+same way with `folded`, its open state the session's alone.
 """
 
 from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
+from typing import Any
 
 import streamlit as st
 
@@ -52,3 +55,12 @@ def section(page: PageState, name: str, title: str, icon: str | None = None) -> 
         _toggled(page, name)
     with box:
         yield opened
+
+
+@contextlib.contextmanager
+def folded(where: Any, title: str, key: str, icon: str | None = None) -> Iterator[bool]:
+    """An expander in `where` whose contents are built only in a run where it is open: opening it reruns the page.
+    Yields whether it is open, inside it. Not in the link: Streamlit keeps its state for the session (`key`)."""
+    box = where.expander(title, key=key, on_change="rerun", icon=icon)
+    with box:
+        yield bool(box.open)

@@ -10,7 +10,7 @@ from attnlab import links
 from attnlab.anatomy.neuron import TracedNeuron, thinking_machines, trace
 from attnlab.figures import dim_labels, matrix_figure, vector
 from attnlab.tolerance import size
-from attnlab.ui.app import first_screen
+from attnlab.ui.app import first_screen, fold
 from attnlab.ui.app.i18n import t
 from attnlab.ui.app.state import PageState
 from attnlab.ui.app.text import md_escape
@@ -21,6 +21,7 @@ from attnlab.ui.parts.checks import check_table, fmt_diff
 PRESETS = links.NEURON_PRESETS
 PAGE = PageState("neuron", links.params("neuron"))
 LAB_HEAD_SEEN = "_neuron.lab_head"
+LAB_SETTINGS_OPEN = "neuron.lab_settings_open"  # the folded box of the Playground's settings
 
 
 @dataclass(frozen=True)
@@ -70,8 +71,9 @@ def clamp_to_result(tokens: list[str], n_heads: int, first: bool) -> None:
 
 def playground_preset(first: bool) -> Traced | None:
     """A query token and head of the Playground's own computation (None when there is nothing to compute)."""
-    with st.expander(t("neuron.lab_settings"), icon=":material/tune:"):
-        lab.controls()
+    with fold.folded(st, t("neuron.lab_settings"), LAB_SETTINGS_OPEN, icon=":material/tune:") as opened:
+        if opened:  # built once opened: folded, the Playground's widgets still cost a phone's first chart (issue 61)
+            lab.controls()
     result = lab.compute()
     if not lab.text_status(result):
         return None

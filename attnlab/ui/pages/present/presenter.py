@@ -21,7 +21,7 @@ from attnlab.figures import projector
 from attnlab.figures.screen import share as screen_share
 from attnlab.pipeline import LabResult
 from attnlab.stages import N_STEPS, Step, step
-from attnlab.ui.app import latex
+from attnlab.ui.app import fold, latex
 from attnlab.ui.app.i18n import t
 from attnlab.ui.app.state import PageState
 from attnlab.ui.app.text import code
@@ -35,6 +35,7 @@ from attnlab.ui.parts.stages import STAGES, Stage, StageView
 PRESENT = PageState("present", links.params("present"))
 VERDICTS = "present.verdicts"  # question uid -> Grade, or None when the answer was skipped
 SCORE = "present.score"
+SETTINGS_OPEN, PACK_OPEN = "present.settings_open", "present.pack_open"  # the sidebar's two folded boxes
 QUESTION_SHARE = 0.6  # of the page, the chart's column beside a step's questions
 PROJECTOR_CSS = """<style>
 [data-testid="stMain"] [data-testid="stMarkdownContainer"] p { font-size: 1.35rem; line-height: 1.5; }
@@ -85,15 +86,18 @@ def navigator(where: str) -> None:
 
 
 def sidebar(result: LabResult) -> None:
-    """The sentence and settings, questions on or off, the session score and the pack downloads."""
-    with st.sidebar.expander(t("present.ui.settings"), icon=":material/tune:"):
-        lab.controls()
+    """The sentence and settings, questions on or off, the session score and the pack downloads. The settings and the
+    pack are built only once opened: folded, their fifteen widgets still cost a phone's first chart (issue 61)."""
+    with fold.folded(st.sidebar, t("present.ui.settings"), SETTINGS_OPEN, icon=":material/tune:") as opened:
+        if opened:
+            lab.controls()
     toggle(PRESENT, "quiz", t("present.ui.quiz"), where=st.sidebar, help=t("present.ui.quiz_help"))
     score: Score = st.session_state.get(SCORE, Score())
     st.sidebar.metric(t("present.ui.score"), f"{score.right} / {score.answered}")
     if result.tokens:
-        with st.sidebar.expander(t("present.ui.pack"), icon=":material/download:"):
-            pack_downloads(lab.config(), result)
+        with fold.folded(st.sidebar, t("present.ui.pack"), PACK_OPEN, icon=":material/download:") as opened:
+            if opened:
+                pack_downloads(lab.config(), result)
 
 
 def ask(question: Question, tokens: list[str]) -> bool:
