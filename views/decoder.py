@@ -3,7 +3,7 @@
 import numpy as np
 import streamlit as st
 
-from attnlab.ui.app import first_screen, state
+from attnlab.ui.app import first_screen, fold, state
 from attnlab.ui.app.i18n import t
 from attnlab.ui.app.widgets import segmented, text_input
 from attnlab.ui.pages.decoder import inside
@@ -56,9 +56,8 @@ def attention_section(model, run) -> None:
     """Every head's map, then one head's stages."""
     st.subheader(t("decoder.attention"))
     dec.attention_grid(run, model.n_heads)
-    box = st.expander(t("decoder.stages"), key="decoder.stages_open", on_change="rerun")
-    if box.open:  # eleven charts, built and sent only for a reader who opens them
-        with box:
+    with fold.folded(st, t("decoder.stages"), "decoder.stages_open") as opened:
+        if opened:  # eleven charts, built and sent only for a reader who opens them
             dec.head_stages(model, run)
 
 

@@ -8,7 +8,7 @@ import streamlit as st
 
 from attnlab.figures import palette
 from attnlab.figures.palette import PALETTES
-from attnlab.ui.app import courselink, registry, toolbar, touch
+from attnlab.ui.app import courselink, fold, registry, toolbar, touch
 from attnlab.ui.app.i18n import LANG_NAMES, lang_for, t
 from attnlab.ui.app.state import APP
 from attnlab.ui.app.widgets import segmented
@@ -44,10 +44,10 @@ def share_link() -> None:
     """The link to exactly this view, with a copy button: what a teacher sends to the class."""
     base = (st.context.url or "").split("?")[0].split("#")[0]
     query = urllib.parse.urlencode(st.query_params.to_dict(), quote_via=urllib.parse.quote)
-    box = st.sidebar.expander(t("common.share_title"), icon=":material/link:", key="app.share_open", on_change="rerun")
-    if box.open:  # drawn only when opened: the code box's highlighter is a large script every first visit would load
-        box.code(f"{base}?{query}", language=None, wrap_lines=True)
-        box.caption(t("common.share_help"))
+    with fold.folded(st.sidebar, t("common.share_title"), "app.share_open", icon=":material/link:") as opened:
+        if opened:  # drawn only when opened: the code box's highlighter is a large script every first visit would load
+            st.code(f"{base}?{query}", language=None, wrap_lines=True)
+            st.caption(t("common.share_help"))
 
 
 def notebook_download() -> None:

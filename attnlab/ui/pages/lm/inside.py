@@ -15,7 +15,7 @@ from attnlab.lm import LanguageModel
 from attnlab.lmlab.reading import Reading
 from attnlab.lmlab.stages import contribution, layer_inputs, layer_steps, square
 from attnlab.multihead import MultiHeadSteps
-from attnlab.ui.app import latex
+from attnlab.ui.app import fold, latex
 from attnlab.ui.app.i18n import t
 from attnlab.ui.app.widgets import chart, selectbox, shape_text, stage
 from attnlab.ui.pages.lm.heads import shown
@@ -35,10 +35,9 @@ def steps_of(name: str, step: int | None, ids: tuple[int, ...], layer: int) -> M
 
 def section(lm: LanguageModel, step: int | None, got: Reading) -> None:
     """The stages of the picked head, built only while the expander is open."""
-    box = st.expander(t("lm.inside_title"), key="lm.inside_open", on_change="rerun", icon=":material/layers:")
-    if not box.open:
-        return
-    with box:
+    with fold.folded(st, t("lm.inside_title"), "lm.inside_open", icon=":material/layers:") as opened:
+        if not opened:
+            return
         if not square(lm):
             st.info(t("lm.not_square"), icon=":material/info:")
             return

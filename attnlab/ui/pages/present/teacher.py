@@ -19,7 +19,7 @@ from attnlab.classroom.live import normalize_code
 from attnlab.classroom.questions import Question
 from attnlab.figures import screen
 from attnlab.limits import MAX_CLASS_LINK_CHARS
-from attnlab.ui.app import state
+from attnlab.ui.app import fold, state
 from attnlab.ui.app.i18n import t
 from attnlab.ui.app.text import code as inert
 from attnlab.ui.pages.present import classroom
@@ -217,19 +217,17 @@ def join_card(where, code: str) -> None:
 
 def resume_box(where, title: str | None = None) -> None:
     """Take a class back with the teacher's key (`CODE:KEY`), typed or pasted; a wrong one changes nothing."""
-    box = where.expander(title or t("live.ui.resume"), icon=":material/key:", key="live.resume_open", on_change="rerun")
-    if box.open:  # drawn only when opened: a student's page reruns on every Next, and widgets cost server time
-        box.text_input(t("live.ui.resume_label"), type="password", key="live.resume_key")
-        box.button(t("live.ui.resume"), key="live.resume", on_click=resume)
+    with fold.folded(where, title or t("live.ui.resume"), "live.resume_open", icon=":material/key:") as opened:
+        if opened:  # drawn only when opened: a student's page reruns on every Next, and widgets cost server time
+            st.text_input(t("live.ui.resume_label"), type="password", key="live.resume_key")
+            st.button(t("live.ui.resume"), key="live.resume", on_click=resume)
 
 
 def join_expander(where, key: str) -> None:
     """The join box, folded; drawn only once opened."""
-    box = where.expander(
-        t("live.ui.join_title"), icon=":material/login:", key=f"live.join_open.{key}", on_change="rerun"
-    )
-    if box.open:
-        classroom.join_box(key, box)
+    with fold.folded(where, t("live.ui.join_title"), f"live.join_open.{key}", icon=":material/login:") as opened:
+        if opened:
+            classroom.join_box(key)
 
 
 def resume() -> None:
