@@ -73,14 +73,14 @@ def student_id() -> str:
     return st.session_state.setdefault(STUDENT, secrets.token_urlsafe(12))
 
 
-def join_box(key: str, where=st) -> None:
+def join_box(key: str) -> None:
     """A code box and Join: a good code opens the class (the link gets `class=CODE`); a bad one is said and kept."""
     label, hint = t("live.ui.code_label"), t("live.ui.code_placeholder")
-    where.text_input(label, key=f"live.join_code.{key}", max_chars=24, placeholder=hint)
-    where.button(t("live.ui.join"), key=f"live.join.{key}", on_click=join, args=(key,), icon=":material/login:")
+    st.text_input(label, key=f"live.join_code.{key}", max_chars=24, placeholder=hint)
+    st.button(t("live.ui.join"), key=f"live.join.{key}", on_click=join, args=(key,), icon=":material/login:")
     bad = st.session_state.pop(f"live.join_bad.{key}", None)
     if bad is not None:
-        where.warning(t("live.ui.bad_code", code=inert(bad, 30)), icon=":material/pin:")
+        st.warning(t("live.ui.bad_code", code=inert(bad, 30)), icon=":material/pin:")
 
 
 def join(key: str) -> None:
