@@ -3,7 +3,7 @@
 import streamlit as st
 
 from attnlab.pipeline import LabResult
-from attnlab.ui.app import first_screen, fold, taskpanel
+from attnlab.ui.app import first_screen, taskpanel
 from attnlab.ui.app import registry as pages
 from attnlab.ui.app.i18n import t
 from attnlab.ui.app.widgets import token_chips
@@ -27,9 +27,7 @@ def classroom(result: LabResult) -> None:
     left, right = st.columns([1, 2], vertical_alignment="top")
     with left:
         whatif.present_link()
-    with fold.folded(right, t("present.ui.pack"), PACK_OPEN, icon=":material/download:") as opened:
-        if opened:
-            pack.pack_downloads(lab.config(), result)
+    pack.pack_box(right, PACK_OPEN, lab.config(), result)
 
 
 def main() -> None:

@@ -9,6 +9,7 @@ import streamlit as st
 from attnlab.classroom.pack import csv_zip_bytes, npz_bytes
 from attnlab.export_html import pack_html
 from attnlab.pipeline import LabConfig, LabResult
+from attnlab.ui.app import fold
 from attnlab.ui.app.i18n import current_lang, t, translator
 
 FALLBACK_URL = "http://localhost:8501"  # the pack's link back when the server cannot tell its own address
@@ -43,3 +44,10 @@ def pack_downloads(config: LabConfig, result: LabResult) -> None:
     )
     for column, (label, data, name, mime) in zip(st.columns(2), matrices, strict=True):
         column.download_button(label, data, file_name=name, mime=mime, on_click="ignore", width="stretch")
+
+
+def pack_box(where, key: str, config: LabConfig, result: LabResult) -> None:
+    """The pack's downloads in a folded box of `where`, built only once opened (`fold.folded`, issue 61)."""
+    with fold.folded(where, t("present.ui.pack"), key, icon=":material/download:") as opened:
+        if opened:
+            pack_downloads(config, result)

@@ -29,7 +29,7 @@ from attnlab.ui.app.widgets import chart, segmented, toggle
 from attnlab.ui.pages.present import teacher
 from attnlab.ui.pages.present.answering import answer_input, prompt, say, unreadable
 from attnlab.ui.parts import lab
-from attnlab.ui.parts.pack import pack_downloads
+from attnlab.ui.parts.pack import pack_box
 from attnlab.ui.parts.stages import STAGES, Stage, StageView
 
 PRESENT = PageState("present", links.params("present"))
@@ -95,9 +95,7 @@ def sidebar(result: LabResult) -> None:
     score: Score = st.session_state.get(SCORE, Score())
     st.sidebar.metric(t("present.ui.score"), f"{score.right} / {score.answered}")
     if result.tokens:
-        with fold.folded(st.sidebar, t("present.ui.pack"), PACK_OPEN, icon=":material/download:") as opened:
-            if opened:
-                pack_downloads(lab.config(), result)
+        pack_box(st.sidebar, PACK_OPEN, lab.config(), result)
 
 
 def ask(question: Question, tokens: list[str]) -> bool:
