@@ -14,7 +14,7 @@ from attnlab.stages import N_STEPS, STEPS
 from attnlab.ui.app.i18n import catalog
 from attnlab.ui.pages.present import presenter as present
 from tests.app.charts import heatmap_values
-from tests.app.conftest import assert_clean, open_page, texts
+from tests.app.conftest import PLAYGROUND, assert_clean, open_page, texts
 
 PRESENT = "views/present.py"
 TEXT = "the cat sat on the mat"
@@ -171,3 +171,20 @@ def test_the_sidebars_settings_and_pack_are_built_once_opened_and_the_settings_s
     at.session_state[present.PACK_OPEN] = True
     at.run()
     assert len(at.sidebar.get("download_button")) == frame_buttons + 3  # the HTML pack, the NPZ and the CSV zip
+
+
+def test_the_sidebars_settings_take_a_row_each(lang):
+    """In the sidebar's 240 px, three columns cut the controls' labels (issue 61's notes): opened, no setting sits in
+    a column, and every one the Playground has is there, the switches with their labels."""
+    at = open_page(PRESENT, step="5", text=TEXT, quiz="false", lang=lang)
+    at.session_state[present.SETTINGS_OPEN] = True
+    at.run()
+    assert_clean(at)
+    assert not at.sidebar.columns
+    assert {w.key for w in at.sidebar.number_input} >= {"lab.d_model", "lab.seed"}
+    assert {w.key for w in at.sidebar.selectbox} >= {"lab.heads", "lab.kv_heads", "lab.rope", "lab.mask"}
+    assert [w.label for w in at.sidebar.toggle if w.key in {"lab.causal", "lab.pe", "lab.alibi"}] == [
+        catalog(lang)[name] for name in ("lab.causal", "lab.pe", "lab.alibi")
+    ]
+    playground = open_page(PLAYGROUND, lang=lang)
+    assert playground.main.columns  # the same controls side by side where there is room

@@ -8,6 +8,8 @@ The mask has one truth, `mask`; the classic causal switch stays beside it and th
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import streamlit as st
 
 from attnlab import links
@@ -109,16 +111,31 @@ def save(*pages: PageState, extra: dict[str, str] | None = None) -> None:
     state.save(LAB, *pages, extra={**cells, **(extra or {})})
 
 
-def controls() -> None:
-    """Text, sizes, seed, mask and start of the weights, laid out for wide and narrow screens."""
+def controls(narrow: bool = False) -> None:
+    """Text, sizes, seed, mask and start of the weights, laid out for wide and narrow screens.
+
+    `narrow` is for a sidebar's 240 px (the presenter's): there each control takes a row of its own, since three
+    columns of it left each about 60 px, wrapped "d_model" in two and hid the switches' labels and the key/value heads'
+    choice. A phone needs no flag: Streamlit stacks columns itself under 640 px."""
+    rows = stacked if narrow else side_by_side
     text_input(LAB, "text", t("lab.text"), help=t("lab.text_help", cap=MAX_TOKENS))
-    size_inputs(LAB, st.columns(3))
-    cols = st.columns([2, 1, 1], vertical_alignment="center")
+    size_inputs(LAB, rows(3))
+    cols = rows([2, 1, 1])
     labels = {v: t(f"lab.init_{v}") for v in INITS}
     segmented(LAB, "init", t("lab.init"), where=cols[0], labels=labels, help=t("lab.init_help"))
     toggle(LAB, "causal", t("lab.causal"), where=cols[1], help=t("lab.causal_help"), on_change=causal_switched)
     toggle(LAB, "pe", t("lab.pe"), where=cols[2], help=t("lab.pe_help"))
-    modern_controls()
+    modern_controls(rows)
+
+
+def side_by_side(spec: int | list[float]) -> list:
+    """Columns of the given widths, their widgets centred on one line."""
+    return st.columns(spec, vertical_alignment="center")
+
+
+def stacked(spec: int | list[float]) -> list:
+    """As many places as `spec` has columns, each the current container: one control a row."""
+    return [st] * (spec if isinstance(spec, int) else len(spec))
 
 
 def causal_switched() -> None:
@@ -137,10 +154,10 @@ def kv_label(n: int, heads: int) -> str:
     return t(f"lab.kv_{kind}", n=n)
 
 
-def modern_controls() -> None:
+def modern_controls(rows: Callable[[int | list[float]], list] = side_by_side) -> None:
     """Key/value heads, RoPE, ALiBi, and the mask with its window, sinks or prefix, under heads and the causal one."""
     heads = LAB["heads"]
-    left, middle, right = st.columns([1, 1.6, 0.8], vertical_alignment="center")
+    left, middle, right = rows([1, 1.6, 0.8])
     options = divisors(heads)[::-1]
     labels = {n: kv_label(n, heads) for n in options}
     selectbox(LAB, "kv_heads", t("lab.kv_heads"), where=left, options=options, labels=labels, help=t("lab.kv_help"))
@@ -148,7 +165,7 @@ def modern_controls() -> None:
     selectbox(LAB, "rope", t("lab.rope"), where=middle, labels=ropes, help=t("lab.rope_help"))
     toggle(LAB, "alibi", t("lab.alibi"), where=right, help=t("lab.alibi_help"))
     kinds = {name: t(f"lab.mask_{name}") for name in LAB.params["mask"].options}
-    rule, *sizes = st.columns([1.6, 1, 1], vertical_alignment="center")
+    rule, *sizes = rows([1.6, 1, 1])
     selectbox(LAB, "mask", t("lab.mask"), where=rule, labels=kinds, help=t("lab.mask_help"), on_change=mask_picked)
     shown = {"window": ("window",), "sinks": ("window", "sinks"), "prefix": ("prefix",)}.get(LAB["mask"], ())
     for name, where in zip(shown, sizes, strict=False):

@@ -90,7 +90,7 @@ def sidebar(result: LabResult) -> None:
     pack are built only once opened: folded, their fifteen widgets still cost a phone's first chart (issue 61)."""
     with fold.folded(st.sidebar, t("present.ui.settings"), SETTINGS_OPEN, icon=":material/tune:") as opened:
         if opened:
-            lab.controls()
+            lab.controls(narrow=True)
     toggle(PRESENT, "quiz", t("present.ui.quiz"), where=st.sidebar, help=t("present.ui.quiz_help"))
     score: Score = st.session_state.get(SCORE, Score())
     st.sidebar.metric(t("present.ui.score"), f"{score.right} / {score.answered}")
