@@ -34,7 +34,7 @@ def main() -> None:
         return
     present.sentence(result, words)
     present.navigator("top")
-    heading, heads = st.columns([2, 1], vertical_alignment="center")
+    heading, heads = st.columns([3, 2], vertical_alignment="center")  # three head buttons on one line at 1280 px
     n_heads, n_tokens = result.steps.n_heads, len(result.tokens)
     shown = stages.head_picker(lab.LAB, "head", n_heads, n_tokens, label_visibility="collapsed", where=heads)
     view = stages.StageView(
