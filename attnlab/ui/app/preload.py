@@ -31,6 +31,12 @@ compositing 60 frames a second: 1.7 s of its CPU per visit on a 2-core machine, 
 whole machine's CPU per visit (`scripts/draw_profile.py`) went from 12.6 to 10.1 s, and with both cores busy with
 other work the page settled in 8.5 s instead of 10.9 s (medians of 5 visits taken in turn). Streamlit itself stops
 the pulse for readers who ask for reduced motion; a still box says "loading" as well.
+
+It also lets a row of option buttons (`st.segmented_control`, `st.pills`) wrap onto a second line (`WRAP`). Streamlit
+keeps such a row on one line and scrolls it sideways with no scroll bar shown, so options past the column's edge were
+out of sight: the presenter's steps 9 to 11 on a phone, RoPE's "interleaved" pairing, the masking page's bfloat16 and
+finfo(dtype).min, and the KV cache's int4 in a 1024-px window. A style element rather than a theme setting: Streamlit
+has none for it.
 """
 
 from __future__ import annotations
@@ -56,6 +62,7 @@ SCRIPT = """<script>(() => {
   if (entry) requestAnimationFrame(() => setTimeout(load, 0));  // let what has arrived paint first
 })();</script>"""
 STILL = '<style>[data-testid="stSkeleton"],[data-testid="stSkeletonElement"]{animation:none!important}</style>'
+WRAP = '<style>[data-testid="stButtonGroup"]>div{flex-wrap:wrap;overflow:visible}</style>'
 NOT_IN_CHARTS = "/^(KaTeX_|Source Code Pro|Material Symbols)/"  # the faces of formulas, code and icons
 
 
@@ -72,13 +79,14 @@ def script(module: str) -> str:
 
 
 def charts() -> None:
-    """Ask the browser to load the chart library now, before anything this run computes, and to hold placeholders still.
+    """Ask the browser to load the chart library now, before anything this run computes, to hold placeholders still
+    and to wrap rows of option buttons.
 
     Where the chart module cannot be found only the style is sent, and Streamlit keeps a style-only element out of
     the page's flow.
     """
     module = plotly_module()
     if module is None:
-        st.html(STILL)
+        st.html(STILL + WRAP)
     else:
-        st.html(STILL + script(module), unsafe_allow_javascript=True)
+        st.html(STILL + WRAP + script(module), unsafe_allow_javascript=True)

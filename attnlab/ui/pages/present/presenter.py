@@ -45,7 +45,6 @@ PROJECTOR_CSS = """<style>
 [data-testid="stMain"] h1 { font-size: 1.75rem; padding: 0 0 0.25rem 0; }
 [data-testid="stMain"] h2 { padding-top: 0.25rem; font-size: 1.9rem; }
 [data-testid="stMain"] [data-testid="stButtonGroup"] p { font-size: 1.1rem; }
-[data-testid="stMain"] [data-testid="stButtonGroup"] > div { flex-wrap: wrap; overflow: visible; }
 </style>"""  # presenter only: type read from the back of a room
 
 
