@@ -50,7 +50,7 @@ def test_the_faces_kept_from_plotly_are_the_frontends_formula_code_and_icon_face
     assert preload.NOT_IN_CHARTS in html and "NOT_IN_CHARTS" not in html.replace(preload.NOT_IN_CHARTS, "")
 
 
-def test_every_run_holds_placeholders_still_with_or_without_the_chart_module(monkeypatch):
+def test_every_run_holds_placeholders_still_and_wraps_button_rows_with_or_without_the_chart_module(monkeypatch):
     sent = []
     monkeypatch.setattr(preload.st, "html", lambda body, **kw: sent.append((body, kw)))
     monkeypatch.setattr(preload, "plotly_module", lambda: "PlotlyChart.abc.js")
@@ -58,7 +58,9 @@ def test_every_run_holds_placeholders_still_with_or_without_the_chart_module(mon
     monkeypatch.setattr(preload, "plotly_module", lambda: None)
     preload.charts()
     (with_module, kw), (without, kw_without) = sent
-    assert with_module == preload.STILL + preload.script("PlotlyChart.abc.js")
+    assert with_module == preload.STILL + preload.WRAP + preload.script("PlotlyChart.abc.js")
     assert kw == {"unsafe_allow_javascript": True}
-    assert without == preload.STILL and kw_without == {}  # style only: Streamlit keeps it out of the page's flow
+    assert without == preload.STILL + preload.WRAP  # styles only: Streamlit keeps the element out of the page's flow
+    assert kw_without == {}
     assert 'data-testid="stSkeleton"' in preload.STILL and "animation:none" in preload.STILL
+    assert '[data-testid="stButtonGroup"]>div' in preload.WRAP and "flex-wrap:wrap" in preload.WRAP
