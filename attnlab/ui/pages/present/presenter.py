@@ -18,6 +18,7 @@ from attnlab.classroom.build import questions_for_stage
 from attnlab.classroom.questions import Question
 from attnlab.classroom.score import Score
 from attnlab.figures import projector
+from attnlab.figures.screen import band_in_use
 from attnlab.figures.screen import share as screen_share
 from attnlab.pipeline import LabResult
 from attnlab.stages import N_STEPS, Step, step
@@ -58,9 +59,13 @@ def go(delta: int) -> Callable[[], None]:
 
 
 def navigator(where: str) -> None:
-    """Previous, then 'step k of 11' (at the bottom) or every step as a button (at the top), then next."""
+    """Previous, then 'step k of 11' (at the bottom) or every step as a button (at the top), then next.
+
+    Under an 800-px column (a 1024-px projector's, with the sidebar open) the steps take two lines whatever their
+    share, so the buttons beside them get room for their whole label ("Previous" was cut to "Pre...")."""
     k = PRESENT["step"]
-    back, middle, ahead = st.columns([1.2, 4, 1.2] if where == "top" else 3, vertical_alignment="center")
+    side = 1.2 if band_in_use() >= 800 else 2.2
+    back, middle, ahead = st.columns([side, 4, side] if where == "top" else 3, vertical_alignment="center")
     back.button(
         t("present.ui.previous"),
         key=f"present.back.{where}",
