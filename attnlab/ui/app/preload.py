@@ -32,11 +32,13 @@ whole machine's CPU per visit (`scripts/draw_profile.py`) went from 12.6 to 10.1
 other work the page settled in 8.5 s instead of 10.9 s (medians of 5 visits taken in turn). Streamlit itself stops
 the pulse for readers who ask for reduced motion; a still box says "loading" as well.
 
-It also lets a row of option buttons (`st.segmented_control`, `st.pills`) wrap onto a second line (`WRAP`). Streamlit
-keeps such a row on one line and scrolls it sideways with no scroll bar shown, so options past the column's edge were
-out of sight: the presenter's steps 9 to 11 on a phone, RoPE's "interleaved" pairing, the masking page's bfloat16 and
-finfo(dtype).min, and the KV cache's int4 in a 1024-px window. A style element rather than a theme setting: Streamlit
-has none for it.
+It also lets a row of option buttons (`st.segmented_control`, `st.pills`) wrap onto a second line, and a button's
+label too (`WRAP`). Streamlit keeps such a row on one line and scrolls it sideways with no scroll bar shown, so
+options past the column's edge were out of sight: the presenter's steps 9 to 11 on a phone, RoPE's "interleaved"
+pairing, the masking page's bfloat16 and finfo(dtype).min, and the KV cache's int4 in a 1024-px window. And it cuts a
+button's label that does not fit with an ellipsis: "Mea..." for Cost's "Measure again", "Pre..." for Tiled's
+"Previous", "Draw a random seque..." on the decoder even at 1280 px. A style element rather than a theme setting:
+Streamlit has none for either.
 """
 
 from __future__ import annotations
@@ -62,7 +64,12 @@ SCRIPT = """<script>(() => {
   if (entry) requestAnimationFrame(() => setTimeout(load, 0));  // let what has arrived paint first
 })();</script>"""
 STILL = '<style>[data-testid="stSkeleton"],[data-testid="stSkeletonElement"]{animation:none!important}</style>'
-WRAP = '<style>[data-testid="stButtonGroup"]>div{flex-wrap:wrap;overflow:visible}</style>'
+WRAP = (
+    '<style>[data-testid="stButtonGroup"]>div{flex-wrap:wrap;overflow:visible}'
+    ':is([data-testid="stButton"],[data-testid="stDownloadButton"],[data-testid="stFormSubmitButton"]) button '
+    ':is([data-testid="stMarkdownContainer"],[data-testid="stMarkdownContainer"] p)'
+    "{white-space:normal;overflow-wrap:normal;word-break:normal}</style>"
+)
 NOT_IN_CHARTS = "/^(KaTeX_|Source Code Pro|Material Symbols)/"  # the faces of formulas, code and icons
 
 
@@ -80,7 +87,7 @@ def script(module: str) -> str:
 
 def charts() -> None:
     """Ask the browser to load the chart library now, before anything this run computes, to hold placeholders still
-    and to wrap rows of option buttons.
+    and to wrap rows of option buttons and buttons' labels.
 
     Where the chart module cannot be found only the style is sent, and Streamlit keeps a style-only element out of
     the page's flow.

@@ -34,7 +34,7 @@ def slope_text(slope: float | None) -> str:
 
 def live_controls() -> tuple[int, int]:
     """The range of T and the head width; returns (t_min, t_max) in order (swapped and said if reversed)."""
-    cols = st.columns([2, 2, 2, 1.3], vertical_alignment="bottom")
+    cols = st.columns([2, 2, 2, 1.8], vertical_alignment="bottom")  # "Measure" whole beside the sizes at 1024 px
     help_t = t("lesson_cost.t_help", lo=LO, hi=HI)
     number(PAGE, "t_min", t("lesson_cost.t_min"), where=cols[0], step=16, help=help_t)
     number(PAGE, "t_max", t("lesson_cost.t_max"), where=cols[1], step=16, help=help_t)

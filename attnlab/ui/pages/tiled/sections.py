@@ -75,7 +75,7 @@ def stepper(n_steps: int, first: bool) -> int:
         st.markdown(t("tiled.idea"))
         st.latex(update_formula(latex.narrow()))
     if n_steps > 1:
-        nav = st.columns([1.6, 6, 1.6], vertical_alignment="bottom")
+        nav = st.columns([2.2, 6, 2.2], vertical_alignment="bottom")  # "Previous" whole at 1024 px
         icons = (":material/chevron_left:", ":material/chevron_right:")
         nav[0].button(t("tiled.prev"), on_click=move, args=(-1, n_steps), icon=icons[0], width="stretch")
         slider(PAGE, "step", t("tiled.step"), where=nav[1], hi=n_steps)
