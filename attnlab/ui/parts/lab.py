@@ -154,8 +154,8 @@ def kv_label(n: int, heads: int) -> str:
     return t(f"lab.kv_{kind}", n=n)
 
 
-def modern_controls(rows: Callable[[int | list[float]], list] = side_by_side) -> None:
-    """Key/value heads, RoPE, ALiBi, and the mask with its window, sinks or prefix, under heads and the causal one."""
+def modern_controls(rows: Callable[[int | list[float]], list]) -> None:
+    """Key/value heads, RoPE, ALiBi, and the mask with its window, sinks or prefix, in `controls`' `rows`."""
     heads = LAB["heads"]
     left, middle, right = rows([1, 1.6, 0.8])
     options = divisors(heads)[::-1]
