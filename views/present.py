@@ -17,7 +17,7 @@ def main() -> None:
     if joined is not None and not teacher.teaches(joined):
         student.main(joined)
         return
-    st.markdown(present.PROJECTOR_CSS, unsafe_allow_html=True)
+    st.html(present.PROJECTOR_CSS)  # styles only: Streamlit keeps it out of the page's flow
     teacher.phone_join()
     lab.load()
     present.PRESENT.load()

@@ -6,7 +6,7 @@ import json
 import re
 
 from attnlab.figures.prebuilt import BASE_LAYOUT, TEMPLATE
-from attnlab.ui.app import preload
+from attnlab.ui.app import first_screen, preload, viewport
 
 
 def test_the_installed_frontend_has_one_plotly_module_and_its_entry_imports_it():
@@ -58,9 +58,20 @@ def test_every_run_holds_placeholders_still_and_wraps_button_rows_with_or_withou
     monkeypatch.setattr(preload, "plotly_module", lambda: None)
     preload.charts()
     (with_module, kw), (without, kw_without) = sent
-    assert with_module == preload.STILL + preload.WRAP + preload.script("PlotlyChart.abc.js")
+    assert with_module == preload.STILL + preload.WRAP + preload.UNSEEN + preload.script("PlotlyChart.abc.js")
     assert kw == {"unsafe_allow_javascript": True}
-    assert without == preload.STILL + preload.WRAP  # styles only: Streamlit keeps the element out of the page's flow
+    assert without == preload.STILL + preload.WRAP + preload.UNSEEN  # styles only: Streamlit keeps it out of the flow
     assert kw_without == {}
     assert 'data-testid="stSkeleton"' in preload.STILL and "animation:none" in preload.STILL
     assert '[data-testid="stButtonGroup"]>div' in preload.WRAP and "flex-wrap:wrap" in preload.WRAP
+
+
+def test_what_shows_nothing_is_named_as_streamlit_names_its_elements():
+    """`UNSEEN` names the probe's and the first screen's components by the class Streamlit's frontend gives a keyed
+    element (`st-key-`, each character outside letters, digits, _ and - as a hyphen)."""
+    assert preload.key_class("app.width_probe") == "st-key-app-width_probe"
+    assert preload.key_class(" a.b c/d_e-f ") == "st-key-a-b-c-d_e-f"
+    for key in (viewport.KEY, first_screen.SIGNAL):
+        assert f".{preload.key_class(key)}" in preload.UNSEEN
+    assert ':not(:has(>[data-testid="stHtml"]>:not(script,style)))' in preload.UNSEEN  # only scripts and styles
+    assert preload.UNSEEN.endswith("{display:none}</style>")

@@ -40,6 +40,7 @@ FALLBACK_MS = 6000
 LATEST_MS = 30000
 RETRY_MS = 2000  # asked, and the app idle for two of these since, yet the rest has not come: ask again
 PENDING = "data-attnlab-pending"  # on an element in the page while the rest is still to come (tests wait on it)
+SIGNAL = "app.first_chart_signal"  # the key of the script that asks for the rest
 
 JS = """
 export default function ({ data, setTriggerValue }) {
@@ -164,7 +165,7 @@ def ask_for_the_rest(shown: int | None, total: int, say: str | None = None) -> N
         "attnlab.first_chart_drawn", html=f'<span {PENDING}="stages"></span>', js=JS, isolate_styles=False
     )
     signal(
-        key="app.first_chart_signal",
+        key=SIGNAL,
         data={"fallback_ms": FALLBACK_MS, "latest_ms": LATEST_MS, "retry_ms": RETRY_MS},
         on_drawn_change=_mark_drawn,
     )

@@ -39,15 +39,24 @@ pairing, the masking page's bfloat16 and finfo(dtype).min, and the KV cache's in
 button's label that does not fit with an ellipsis: "Mea..." for Cost's "Measure again", "Pre..." for Tiled's
 "Previous", "Draw a random seque..." on the decoder even at 1280 px. A style element rather than a theme setting:
 Streamlit has none for either.
+
+Last, what shows nothing takes no room (`UNSEEN`). A page script in an st.html element (this one, the toolbar's
+titles, the touch script), the width probe and the first screen's signal each sat in its column as an element under a
+pixel tall, with the 1rem gap that follows any element: 16 px above every page's title, 48 px between the sidebar's
+settings and its About box. Hidden, they still run: a script runs as it is inserted, and the probe measures the main
+column, not itself.
 """
 
 from __future__ import annotations
 
 import functools
 import json
+import re
 from pathlib import Path
 
 import streamlit as st
+
+from attnlab.ui.app import first_screen, viewport
 
 FRONTEND_JS = Path(st.__file__).parent / "static" / "static" / "js"  # the frontend's scripts, as served
 SCRIPT = """<script>(() => {
@@ -73,6 +82,19 @@ WRAP = (
 NOT_IN_CHARTS = "/^(KaTeX_|Source Code Pro|Material Symbols)/"  # the faces of formulas, code and icons
 
 
+def key_class(key: str) -> str:
+    """The class Streamlit's frontend gives the element of widget `key` (`st-key-`, other characters as hyphens)."""
+    return "st-key-" + re.sub(r"[^a-zA-Z0-9_-]", "-", key.strip())
+
+
+UNSEEN = (  # page scripts (an st.html of scripts and styles) and the page's own components, which show nothing
+    '<style>[data-testid="stElementContainer"]:is(:has(>[data-testid="stHtml"])'
+    ':not(:has(>[data-testid="stHtml"]>:not(script,style))),'
+    + ",".join(f".{key_class(key)}" for key in (viewport.KEY, first_screen.SIGNAL))
+    + "){display:none}</style>"
+)
+
+
 @functools.cache
 def plotly_module() -> str | None:
     """File name of the frontend's Plotly chart module (`PlotlyChart.<hash>.js`); None if there is not one."""
@@ -94,6 +116,6 @@ def charts() -> None:
     """
     module = plotly_module()
     if module is None:
-        st.html(STILL + WRAP)
+        st.html(STILL + WRAP + UNSEEN)
     else:
-        st.html(STILL + WRAP + script(module), unsafe_allow_javascript=True)
+        st.html(STILL + WRAP + UNSEEN + script(module), unsafe_allow_javascript=True)
