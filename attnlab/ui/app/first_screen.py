@@ -3,9 +3,12 @@
 Eleven stage charts (twenty-two in a comparison) arriving together cost the browser one long task before any of
 them showed, on top of loading Plotly itself. So a session's runs draw only the first `FIRST_SCREEN` stages
 until a small script in the page sees the first chart drawn and asks for a rerun, which sends everything.
-Later runs of the session draw everything at once: the browser has Plotly loaded by then. A request that never
-reaches a run (it went astray among the page's other reruns, once in a browser test's many) would leave the page on
-its first screen for good, so while the script stays mounted, the page idle, it asks again every `RETRY_MS` * 2.
+Later runs of the session draw everything at once: the browser has Plotly loaded by then. A desktop's first run
+splits too: sent whole, Cross-attention at its largest drew its last chart no sooner (0.98-0.99x in 12 paired
+visits, `python -m scripts.phone --desktop --root <split> --root <whole>`) and its first 1.12-1.15x later. A request
+that never reaches a run (it went astray among the page's other reruns, once in a browser test's many) would leave
+the page on its first screen for good, so while the script stays mounted, the page idle, it asks again every
+`RETRY_MS` * 2.
 
 A page that holds its rest with `rest()` holds it in a fragment, so the request reruns only the rest: the browser is
 sent the rest's elements alone, not the whole page again, and renders only those (Multi-head at its largest
